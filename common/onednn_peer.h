@@ -1,0 +1,30 @@
+// oneDNN as an independent peer: the same problem, dtype, layout and data, run by oneDNN's
+// convolution backward primitives on the host CPU. Used as a second oracle by the tests and
+// timed beside convbwd by the driver (--compare onednn).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/tensor.h"
+
+namespace convbwd {
+
+class OnednnPeer {
+public:
+    // Builds the primitive for (problem, direction). On failure (oneDNN cannot run this
+    // problem/dtype on this CPU), ok() is false and why() says so.
+    OnednnPeer(const ConvProblem &p, Direction dir);
+    ~OnednnPeer();
+    bool ok() const;
+    const std::string &why() const;
+    // bwd_data: a = dy, b = w, out = dx.  bwd_weight: a = x, b = dy, out = dw.
+    // Tensors are in the problem's dtype and layout (HostTensor storage). Returns false on error.
+    bool run(const HostTensor &a, const HostTensor &b, HostTensor &out);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace convbwd

@@ -1,0 +1,55 @@
+// Host tensors for tests, the driver and autotuning: logical indexing over storage in any
+// dtype and layout, f16/bf16 conversions, random small-integer fills and NaN poisoning.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "convbwd/convbwd.h"
+#include "generators/conv_problem.h"
+
+namespace convbwd {
+
+uint16_t f32_to_f16(float f);   // round to nearest even
+float f16_to_f32(uint16_t h);
+uint16_t f32_to_bf16(float f);  // round to nearest even
+float bf16_to_f32(uint16_t h);
+
+convbwd_dtype to_c(DType t);
+convbwd_layout to_c(Layout l);
+
+// dims are logical: (N, C, H, W) for activations, (K, C/G, R, S) for filters. Storage is packed
+// per layout: NCHW / KCYX, or NHWC / KYXC (dim 1 innermost).
+struct HostTensor {
+    std::array<int64_t, 4> dims{};
+    DType dtype = DType::F32;
+    Layout layout = Layout::NCHW;
+    std::vector<uint8_t> storage;
+
+    HostTensor() = default;
+    HostTensor(std::array<int64_t, 4> d, DType t, Layout l);
+
+    int64_t size() const { return dims[0] * dims[1] * dims[2] * dims[3]; }
+    int64_t offset(int64_t i0, int64_t i1, int64_t i2, int64_t i3) const;  // in elements
+    float get(int64_t i0, int64_t i1, int64_t i2, int64_t i3) const;
+    void set(int64_t i0, int64_t i1, int64_t i2, int64_t i3, float v);
+    // Logical order (i0 slowest, i3 fastest) as floats, and back.
+    std::vector<float> to_logical() const;
+    void from_logical(const std::vector<float> &v);
+    void fill_random_ints(std::mt19937 &rng, int lo = -2, int hi = 2);
+    void fill_random_uniform(std::mt19937 &rng, float lo = -1.0f, float hi = 1.0f);
+    void fill_nan();
+    convbwd_tensor desc();  // packed view for the C API
+};
+
+// Tensor shapes of a problem.
+std::array<int64_t, 4> x_dims(const ConvProblem &p);   // N, C, H, W
+std::array<int64_t, 4> dy_dims(const ConvProblem &p);  // N, K, P, Q
+std::array<int64_t, 4> w_dims(const ConvProblem &p);   // K, C/G, R, S
+
+convbwd_problem to_c(const ConvProblem &p);
+
+}  // namespace convbwd

@@ -1,0 +1,225 @@
+#include "algorithms.h"
+
+#include <functional>
+
+using namespace Halide;
+
+namespace convbwd {
+
+Type storage_type(DType t) {
+    switch (t) {
+    case DType::F32: return Float(32);
+    case DType::F16: return Float(16);
+    case DType::BF16: return UInt(16);
+    }
+    return Float(32);
+}
+
+Expr decode(Expr v, DType t) {
+    switch (t) {
+    case DType::F32: return v;
+    case DType::F16: return cast<float>(v);
+    case DType::BF16: return reinterpret<float>(cast<uint32_t>(v) << 16);
+    }
+    return v;
+}
+
+Expr encode(Expr f, DType t) {
+    switch (t) {
+    case DType::F32: return f;
+    case DType::F16: return cast(Float(16), f);
+    case DType::BF16: {
+        Expr u = reinterpret<uint32_t>(f);
+        Expr rounded = (u + (0x7fff + ((u >> 16) & 1))) >> 16;
+        Expr nan = is_nan(f);  // keep NaN a NaN (quiet), never round it into Inf
+        return cast<uint16_t>(select(nan, (u >> 16) | 0x40, rounded));
+    }
+    }
+    return f;
+}
+
+ClassConsts class_consts(StrideClass sc, FilterClass fc) {
+    ClassConsts k;
+    k.stride = sc == StrideClass::S1 ? 1 : sc == StrideClass::S2 ? 2 : 0;
+    if (fc == FilterClass::K1) {
+        k.filter = 1;
+        k.dilation = 1;  // irrelevant for a 1x1 filter
+        k.pad = 0;
+    } else if (fc == FilterClass::K3) {
+        k.filter = 3;
+        k.dilation = 1;
+    }
+    return k;
+}
+
+namespace {
+
+Expr or_const(int c, Expr e) { return c > 0 ? Expr(c) : e; }
+
+// The taps of one spatial dim of backward-data, per stride phase (DESIGN.md, "Formulas").
+// Output position t = x + pad_begin = s*m + ph. Tap j of phase ph is filter index r(ph, j);
+// it reads dy at src(m, ph, j); valid(ph, j) says whether that tap exists at all.
+struct PhaseTaps {
+    Expr count;  // RDom extent: taps per phase (an upper bound where it varies by phase)
+    bool all_valid = false;  // every tap of every phase exists (stride 1)
+    std::function<Expr(Expr, Expr)> r, valid;
+    std::function<Expr(Expr, Expr, Expr)> src;
+};
+
+PhaseTaps phase_taps(int s_const, Expr s_rt, Expr dil, int dil_const, Expr R) {
+    PhaseTaps t;
+    if (s_const == 1) {  // one phase, every tap
+        t.count = R;
+        t.all_valid = true;
+        t.r = [](Expr, Expr j) { return j; };
+        t.valid = [](Expr, Expr) { return Halide::Internal::const_true(); };
+        t.src = [dil](Expr m, Expr, Expr j) { return m - j * dil; };
+        return t;
+    }
+    if (s_const == 0) {  // runtime stride: test each tap against the phase
+        Expr s = s_rt;
+        t.count = R;
+        t.r = [](Expr, Expr j) { return j; };
+        t.valid = [s, dil](Expr ph, Expr j) { return (j * dil - ph) % s == 0; };
+        t.src = [s, dil](Expr m, Expr ph, Expr j) { return m - (j * dil - ph) / s; };
+        return t;
+    }
+    // Compile-time stride s: for each residue dm = dil mod s the phase structure is a table of
+    // constants (g = gcd(s, dm), s/g taps apart, first tap r0(ph)); a compile-time dilation
+    // folds the selects away, and an unrolled phase loop folds them per phase.
+    const int s = s_const;
+    Expr dm = dil_const > 0 ? Expr(dil_const % s) : dil % s;
+    auto by_dm = [dm, s](std::function<Expr(int)> f) {
+        Expr e = f(s - 1);
+        for (int v = s - 2; v >= 0; v--) e = select(dm == v, f(v), e);
+        return e;
+    };
+    auto g_of = [s](int v) { return (int)gcd64(s, v); };  // gcd(s, 0) = s
+    auto r0_of = [s](int v, int ph) {                     // smallest r with r*v = ph (mod s), or -1
+        for (int r = 0; r < s; r++)
+            if ((r * v - ph) % s == 0) return r;
+        return -1;
+    };
+    Expr sg = by_dm([&](int v) { return Expr(s / g_of(v)); });
+    Expr step = by_dm([&](int v) { return dil / g_of(v); });
+    auto r0 = [=](Expr ph) {
+        return by_dm([&](int v) {
+            Expr e = Expr(r0_of(v, s - 1));
+            for (int q = s - 2; q >= 0; q--) e = select(ph == q, r0_of(v, q), e);
+            return e;
+        });
+    };
+    t.count = (R + sg - 1) / sg;
+    // Invalid taps (past R, or of an empty phase, r0 = -1) are never executed (RDom::where), but
+    // bounds inference sees their indices: clamp so the filter's required region stays [0, R).
+    t.r = [=](Expr ph, Expr j) { return clamp(r0(ph) + j * sg, 0, R - 1); };
+    t.valid = [=](Expr ph, Expr j) { return r0(ph) >= 0 && r0(ph) + j * sg < R; };
+    t.src = [=](Expr m, Expr ph, Expr j) { return m - (r0(ph) * dil - ph) / s - j * step; };
+    return t;
+}
+
+Expr in_range(Expr v, Expr extent) { return v >= 0 && v < extent; }
+
+}  // namespace
+
+BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t,
+                             StrideClass sc, FilterClass fc) {
+    BwdDataGraph g;
+    ClassConsts k = class_consts(sc, fc);
+    g.sx = g.sy = k.stride;
+    g.beta = a.beta;
+    Expr R = or_const(k.filter, a.R), S = or_const(k.filter, a.S);
+    Expr dh = or_const(k.dilation, a.dilation_h), dw = or_const(k.dilation, a.dilation_w);
+    Expr pt = k.pad >= 0 ? Expr(k.pad) : a.pad_top, pl = k.pad >= 0 ? Expr(k.pad) : a.pad_left;
+    Expr sh = or_const(k.stride, a.stride_h), sw = or_const(k.stride, a.stride_w);
+    Expr Cg = a.C / a.groups, Kg = a.K / a.groups;
+
+    Var q("q"), p("p"), kk("k"), s("s"), r("r"), cg("cg");
+    Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
+    g.dy_f = Func("dy_f");
+    g.dy_f(q, p, kk, n) = select(in_range(q, a.Q) && in_range(p, a.P),
+                                 decode(dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), kk, n), t), 0.0f);
+    g.w_f = Func("w_f");
+    g.w_f(s, r, cg, kk) = decode(w(s, r, cg, kk), t);
+
+    PhaseTaps tx = phase_taps(k.stride, sw, dw, k.dilation, S);
+    PhaseTaps ty = phase_taps(k.stride, sh, dh, k.dilation, R);
+    g.r = RDom(0, Kg, 0, tx.count, 0, ty.count, "r");
+    Expr vx = tx.valid(g.phx, g.r.y), vy = ty.valid(g.phy, g.r.z);
+    if (!tx.all_valid && !ty.all_valid) g.r.where(vx && vy);
+    else if (!tx.all_valid) g.r.where(vx);
+    else if (!ty.all_valid) g.r.where(vy);
+
+    // Groups: channel c is channel c % Cg of group c / Cg; its dy channels are that group's Kg.
+    // With one group the index math folds away (the schedules specialise on groups == 1).
+    Expr grp = select(a.groups == 1, 0, c / Cg);
+    Expr c_in = select(a.groups == 1, c, c % Cg);
+    Expr k_of = grp * Kg + g.r.x;
+    g.acc = Func("acc");
+    g.acc(g.mx, g.phx, g.my, g.phy, c, n) = 0.0f;
+    g.acc(g.mx, g.phx, g.my, g.phy, c, n) +=
+        g.dy_f(tx.src(g.mx, g.phx, g.r.y), ty.src(g.my, g.phy, g.r.z), k_of, n) *
+        g.w_f(tx.r(g.phx, g.r.y), ty.r(g.phy, g.r.z), c_in, k_of);
+
+    Expr tX = x + pl, tY = y + pt;
+    g.dx = Func("dx");
+    g.dx(x, y, c, n) = g.acc(tX / sw, tX % sw, tY / sh, tY % sh, c, n);
+
+    g.out = out;
+    Expr res = a.alpha * g.dx(x, y, c, n);
+    g.out(x, y, c, n) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(x, y, c, n), t)), t);
+    return g;
+}
+
+BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func out, const ConvArgs &a, DType t,
+                                 StrideClass sc, FilterClass fc, int max_splits) {
+    BwdWeightGraph g;
+    ClassConsts k = class_consts(sc, fc);
+    g.sx = g.sy = k.stride;
+    g.beta = a.beta;
+    Expr dh = or_const(k.dilation, a.dilation_h), dwl = or_const(k.dilation, a.dilation_w);
+    Expr pt = k.pad >= 0 ? Expr(k.pad) : a.pad_top, pl = k.pad >= 0 ? Expr(k.pad) : a.pad_left;
+    Expr sh = or_const(k.stride, a.stride_h), sw = or_const(k.stride, a.stride_w);
+    Expr Cg = a.C / a.groups, Kg = a.K / a.groups;
+
+    Var xx("xx"), yy("yy"), c("c"), n("n"), q("q"), p("p"), kk("k");
+    g.x_f = Func("x_f");
+    g.x_f(xx, yy, c, n) = select(in_range(xx, a.W) && in_range(yy, a.H),
+                                 decode(x(clamp(xx, 0, a.W - 1), clamp(yy, 0, a.H - 1), c, n), t), 0.0f);
+    g.dy_f = Func("dy_f");
+    g.dy_f(q, p, kk, n) = decode(dy(q, p, kk, n), t);
+
+    // Split the N*P rows into at most max_splits contiguous chunks: a fixed partition for a
+    // given problem and kernel, so the result is bit-identical from run to run.
+    Expr rows_total = a.N * a.P;
+    g.rows = (rows_total + max_splits - 1) / max_splits;
+    g.splits = (rows_total + g.rows - 1) / g.rows;
+    g.rr = RDom(0, a.Q, 0, g.rows, "rr");
+    Expr row = g.sp * g.rows + g.rr.y;
+    g.rr.where(row < rows_total);
+    // Rows past the end are never executed (where), but bounds inference sees them: clamp n.
+    Expr n_of = min(row / a.P, a.N - 1), p_of = row % a.P;
+    Expr grp = select(a.groups == 1, 0, g.k / Kg);
+    Expr c_of = grp * Cg + g.cg;
+
+    g.partial = Func("partial");
+    g.partial(g.s, g.r, g.cg, g.k, g.sp) = 0.0f;
+    g.partial(g.s, g.r, g.cg, g.k, g.sp) +=
+        g.x_f(g.rr.x * sw - pl + g.s * dwl, p_of * sh - pt + g.r * dh, c_of, n_of) *
+        g.dy_f(g.rr.x, p_of, g.k, n_of);
+    g.ws = Func("ws");
+    g.ws(g.s, g.r, g.cg, g.k, g.sp) = g.partial(g.s, g.r, g.cg, g.k, g.sp);
+
+    g.rsp = RDom(0, g.splits, "rsp");
+    g.dw = Func("dw");
+    g.dw(g.s, g.r, g.cg, g.k) = 0.0f;
+    g.dw(g.s, g.r, g.cg, g.k) += g.ws(g.s, g.r, g.cg, g.k, g.rsp);
+
+    g.out = out;
+    Expr res = a.alpha * g.dw(g.s, g.r, g.cg, g.k);
+    g.out(g.s, g.r, g.cg, g.k) =
+        encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(g.s, g.r, g.cg, g.k), t)), t);
+    return g;
+}
+
+}  // namespace convbwd

@@ -1,0 +1,72 @@
+// The two backward algorithms, written once as Halide Funcs. Each returns a named graph:
+// everything a schedule may touch, by name (schedules/ never re-derive the algorithm).
+#pragma once
+
+#include "Halide.h"
+#include "conv_problem.h"
+
+namespace convbwd {
+
+// Storage type of a dtype inside the kernels. bf16 is carried as 16-bit storage and converted
+// with integer shifts, so the same Funcs compile for backends without a bf16 type (OpenCL C).
+Halide::Type storage_type(DType t);
+Halide::Expr decode(Halide::Expr v, DType t);  // storage -> f32
+Halide::Expr encode(Halide::Expr f, DType t);  // f32 -> storage (round to nearest even)
+
+// Extents of the tensors (logical order) and the runtime scalars of every kernel, in the order
+// of the kernel signature. Class constants replace some of them (see ClassConsts).
+struct ConvArgs {
+    Halide::Expr N, C, H, W, K, P, Q, R, S;
+    Halide::Expr stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left, groups;
+    Halide::Expr alpha, beta;
+};
+
+// What a (stride class, filter class) pair fixes at compile time; 0 / -1 = runtime.
+struct ClassConsts {
+    int stride = 0;    // both dims
+    int filter = 0;    // R = S
+    int dilation = 0;  // both dims
+    int pad = -1;      // all sides
+};
+ClassConsts class_consts(StrideClass sc, FilterClass fc);
+
+// Buffers are indexed in logical order with x (width) innermost: activations (x, y, c, n),
+// filters (s, r, cg, k). The layout only changes which dim has stride 1 (see generators.cpp).
+struct BwdDataGraph {
+    Halide::Func dy_f, w_f;  // f32 views of the inputs; dy_f is zero outside P x Q
+    // acc(mx, phx, my, phy, c, n): dx at x = sx*mx + phx - pad_left (likewise y), one dense
+    // stride-1 correlation per stride phase. Update loops: r.x = k within the group,
+    // r.y = tap index along x within the phase, r.z = along y.
+    Halide::Func acc;
+    Halide::Func dx;   // dx(x, y, c, n), f32, gathered from the phases; empty phases give 0
+    Halide::Func out;  // alpha * dx + beta * prev, encoded: the pipeline's output
+    Halide::Var x{"x"}, y{"y"}, c{"c"}, n{"n"}, mx{"mx"}, my{"my"}, phx{"phx"}, phy{"phy"};
+    Halide::RDom r;
+    int sx = 0, sy = 0;  // compile-time strides (0 = runtime)
+    Halide::Expr beta;   // schedules specialise on beta == 0 so that prev is never read
+};
+
+// `out` is the (undefined) pipeline output Func that the algorithm defines.
+BwdDataGraph define_bwd_data(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out, const ConvArgs &a,
+                             DType t, StrideClass sc, FilterClass fc);
+
+struct BwdWeightGraph {
+    Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W
+    // partial(s, r, cg, k, sp): the reduction over rows [sp*rows, (sp+1)*rows) of the flattened
+    // (n, p) space and every q. rr.x = q, rr.y = row within the split.
+    Halide::Func partial;
+    Halide::Func ws;   // ws(s, r, cg, k, sp) = partial: the stored f32 partial sums (workspace)
+    Halide::Func dw;   // dw(s, r, cg, k) = sum of ws over sp in a fixed order (deterministic)
+    Halide::Func out;  // alpha * dw + beta * prev, encoded
+    Halide::Var s{"s"}, r{"r"}, cg{"cg"}, k{"k"}, sp{"sp"};
+    Halide::RDom rr, rsp;
+    Halide::Expr rows, splits;  // rows per split, number of splits
+    int sx = 0, sy = 0;
+    Halide::Expr beta;
+};
+
+// max_splits: upper bound on the number of partial sums (a schedule parameter).
+BwdWeightGraph define_bwd_weight(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func out, const ConvArgs &a,
+                                 DType t, StrideClass sc, FilterClass fc, int max_splits);
+
+}  // namespace convbwd

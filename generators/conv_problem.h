@@ -1,0 +1,102 @@
+// ConvProblem, the stride and filter classes and their classifiers.
+// Plain C++ (no Halide): shared by the generators, the runtime, the tests and the tools.
+//
+// Conventions (CUTLASS Conv2dProblemSize naming):
+//   x / dx   N x C x H x W        dy   N x K x P x Q        w / dw   K x (C/G) x R x S
+//   pad_top/pad_bottom/pad_left/pad_right >= 0, stride >= 1, dilation >= 1 (1 = dense;
+//   oneDNN writes dense as 0, we do not).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace convbwd {
+
+enum class Direction { BwdData, BwdWeight };
+enum class DType { F32, F16, BF16 };
+enum class Layout { NCHW, NHWC };  // activations NCHW with filters KCYX; NHWC with KYXC
+enum class StrideClass { S1, S2, Any };
+enum class FilterClass { K1, K3, Any };  // K1: 1x1 with pad 0; K3: 3x3 with dilation 1
+enum class Device { Host, Gpu };
+
+struct ConvProblem {
+    int N = 1, C = 1, H = 1, W = 1;  // x and dx
+    int K = 1, P = 0, Q = 0;         // dy; P = Q = 0 means "derive from the forward formula"
+    int R = 1, S = 1;                // filter height, width
+    int G = 1;                       // groups: C and K are totals, both divisible by G
+    int pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+    int stride_h = 1, stride_w = 1;
+    int dilation_h = 1, dilation_w = 1;
+    DType dtype = DType::F32;
+    Layout layout = Layout::NCHW;
+};
+
+// Forward output size along one dim; may be <= 0 for an invalid problem.
+inline int64_t conv_out_size(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t filter,
+                             int64_t stride, int64_t dilation) {
+    int64_t span = in + pad_begin + pad_end - dilation * (filter - 1) - 1;
+    if (span < 0 || stride <= 0) return 0;
+    return span / stride + 1;
+}
+
+// Fills P and Q from the forward formula where they are 0.
+inline ConvProblem with_derived_output(ConvProblem p) {
+    if (p.P == 0) p.P = (int)conv_out_size(p.H, p.pad_top, p.pad_bottom, p.R, p.stride_h, p.dilation_h);
+    if (p.Q == 0) p.Q = (int)conv_out_size(p.W, p.pad_left, p.pad_right, p.S, p.stride_w, p.dilation_w);
+    return p;
+}
+
+// The only classifiers: dispatch, tests and autotuning all call these.
+inline StrideClass stride_class(const ConvProblem &p) {
+    if (p.stride_h == 1 && p.stride_w == 1) return StrideClass::S1;
+    if (p.stride_h == 2 && p.stride_w == 2) return StrideClass::S2;
+    return StrideClass::Any;
+}
+
+inline FilterClass filter_class(const ConvProblem &p) {
+    if (p.R == 1 && p.S == 1 && p.pad_top == 0 && p.pad_bottom == 0 && p.pad_left == 0 && p.pad_right == 0)
+        return FilterClass::K1;
+    if (p.R == 3 && p.S == 3 && p.dilation_h == 1 && p.dilation_w == 1) return FilterClass::K3;
+    return FilterClass::Any;
+}
+
+// Does a kernel built for class `k` accept a problem of class `p`? Any accepts all.
+inline bool stride_class_accepts(StrideClass k, StrideClass p) { return k == StrideClass::Any || k == p; }
+inline bool filter_class_accepts(FilterClass k, FilterClass p) { return k == FilterClass::Any || k == p; }
+
+inline const char *to_string(Direction d) { return d == Direction::BwdData ? "bwd_data" : "bwd_weight"; }
+inline const char *to_string(DType t) { return t == DType::F32 ? "f32" : t == DType::F16 ? "f16" : "bf16"; }
+inline const char *to_string(Layout l) { return l == Layout::NCHW ? "nchw" : "nhwc"; }
+inline const char *to_string(StrideClass s) { return s == StrideClass::S1 ? "s1" : s == StrideClass::S2 ? "s2" : "any"; }
+inline const char *to_string(FilterClass f) { return f == FilterClass::K1 ? "k1" : f == FilterClass::K3 ? "k3" : "any"; }
+inline const char *to_string(Device d) { return d == Device::Host ? "host" : "gpu"; }
+
+inline int dtype_bytes(DType t) { return t == DType::F32 ? 4 : 2; }
+
+inline int64_t gcd64(int64_t a, int64_t b) {
+    while (b) { int64_t t = a % b; a = b; b = t; }
+    return a;
+}
+
+// Multiply-adds a backward pass really needs (taps that land inside dy / x), per direction:
+// both directions do the same useful work, the forward's N*K*(C/G)*sum over valid taps.
+inline int64_t valid_taps_1d(int64_t in, int64_t out, int64_t filter, int64_t pad, int64_t stride, int64_t dil) {
+    int64_t n = 0;
+    for (int64_t o = 0; o < out; o++)
+        for (int64_t r = 0; r < filter; r++) {
+            int64_t i = o * stride - pad + r * dil;
+            n += (i >= 0 && i < in);
+        }
+    return n;
+}
+inline int64_t useful_macs(const ConvProblem &p) {
+    return (int64_t)p.N * p.K * (p.C / p.G) *
+           valid_taps_1d(p.H, p.P, p.R, p.pad_top, p.stride_h, p.dilation_h) *
+           valid_taps_1d(p.W, p.Q, p.S, p.pad_left, p.stride_w, p.dilation_w);
+}
+// Nominal FLOPs as everyone reports them: 2*N*K*(C/G)*P*Q*R*S, as for forward.
+inline double nominal_flops(const ConvProblem &p) {
+    return 2.0 * p.N * p.K * (double)(p.C / p.G) * p.P * p.Q * p.R * p.S;
+}
+
+}  // namespace convbwd

@@ -1,0 +1,129 @@
+// Halide Generators: wrap the algorithms (algorithms.cpp) and the schedules (schedules/).
+// Every kernel has the same signature, (a, b, prev, stride_h, stride_w, dilation_h, dilation_w,
+// pad_top, pad_left, groups, alpha, beta, out):
+//   bwd_data:   a = dy (Q, P, K, N), b = w (S, R, C/G, K), prev/out = dx (W, H, C, N)
+//   bwd_weight: a = x (W, H, C, N),  b = dy (Q, P, K, N),  prev/out = dw (S, R, C/G, K)
+// Dims are listed innermost first in logical order; the layout fixes which one has stride 1.
+#include "Halide.h"
+#include "../schedules/schedules.h"
+
+using namespace Halide;
+
+namespace convbwd {
+namespace {
+
+const std::map<std::string, DType> kDTypes = {{"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16}};
+const std::map<std::string, Layout> kLayouts = {{"nchw", Layout::NCHW}, {"nhwc", Layout::NHWC}};
+const std::map<std::string, StrideClass> kStrides = {
+    {"s1", StrideClass::S1}, {"s2", StrideClass::S2}, {"any", StrideClass::Any}};
+const std::map<std::string, FilterClass> kFilters = {
+    {"k1", FilterClass::K1}, {"k3", FilterClass::K3}, {"any", FilterClass::Any}};
+
+// Inputs, outputs and class constraints shared by both directions.
+template <class Gen>
+class ConvGeneratorBase : public Generator<Gen> {
+public:
+    GeneratorParam<DType> dtype{"dtype", DType::F32, kDTypes};
+    GeneratorParam<Layout> layout{"layout", Layout::NCHW, kLayouts};
+    GeneratorParam<StrideClass> stride_class{"stride_class", StrideClass::Any, kStrides};
+    GeneratorParam<FilterClass> filter_class{"filter_class", FilterClass::Any, kFilters};
+
+    using Generator<Gen>::add_requirement;
+
+    void configure() {
+        Type t = storage_type(dtype);
+        a = this->template add_input<Buffer<>>("a", t, 4);
+        b = this->template add_input<Buffer<>>("b", t, 4);
+        prev = this->template add_input<Buffer<>>("prev", t, 4);
+        for (const char *name : {"stride_h", "stride_w", "dilation_h", "dilation_w", "pad_top", "pad_left", "groups"})
+            ints.push_back(this->template add_input<int>(name));
+        alpha = this->template add_input<float>("alpha");
+        beta = this->template add_input<float>("beta");
+        out = this->template add_output<Buffer<>>("out", t, 4);
+    }
+
+protected:
+    GeneratorInput<Buffer<>> *a = nullptr, *b = nullptr, *prev = nullptr;
+    std::vector<GeneratorInput<int> *> ints;
+    GeneratorInput<float> *alpha = nullptr, *beta = nullptr;
+    GeneratorOutput<Buffer<>> *out = nullptr;
+
+    // Activation-like buffers are (x, y, c, n); filter-like (s, r, cg, k): dim 2 is channels.
+    template <class B>
+    void constrain_layout(B &buf) {
+        for (int d = 0; d < 4; d++) buf.dim(d).set_min(0);
+        if (layout == Layout::NHWC) {
+            buf.dim(0).set_stride(Expr());  // drop Halide's default "dim 0 is dense"
+            buf.dim(2).set_stride(1);
+        }
+    }
+    template <class B>
+    void constrain_filter(B &buf) {
+        ClassConsts k = class_consts(stride_class, filter_class);
+        if (k.filter > 0) {
+            buf.dim(0).set_extent(k.filter);
+            buf.dim(1).set_extent(k.filter);
+        }
+    }
+
+    ConvArgs make_args(Expr N, Expr C, Expr H, Expr W, Expr K, Expr P, Expr Q, Expr R, Expr S) {
+        ConvArgs r{N, C, H, W, K, P, Q, R, S, *ints[0], *ints[1], *ints[2], *ints[3], *ints[4], *ints[5], *ints[6],
+                   *alpha, *beta};
+        // A kernel built for a class refuses problems outside it rather than compute them wrong.
+        ClassConsts k = class_consts(stride_class, filter_class);
+        if (k.stride > 0)
+            add_requirement(r.stride_h == k.stride && r.stride_w == k.stride, "kernel built for stride ", k.stride);
+        if (k.dilation > 0 && k.filter != 1)
+            add_requirement(r.dilation_h == k.dilation && r.dilation_w == k.dilation, "kernel built for dilation 1");
+        if (k.pad >= 0) add_requirement(r.pad_top == k.pad && r.pad_left == k.pad, "kernel built for pad 0");
+        return r;
+    }
+};
+
+class ConvBwdDataHost : public ConvGeneratorBase<ConvBwdDataHost> {
+public:
+    GeneratorParam<int> vec{"vec", BwdDataHostParams{}.vec, 1, 32};
+    GeneratorParam<int> tile_c{"tile_c", BwdDataHostParams{}.tile_c, 1, 8};
+    GeneratorParam<int> tile_x{"tile_x", BwdDataHostParams{}.tile_x, 1, 16};
+
+    void generate() {
+        Func dy = *a, w = *b, pv = *prev;
+        ConvArgs args = make_args(out->dim(3).extent(), out->dim(2).extent(), out->dim(1).extent(),
+                                  out->dim(0).extent(), a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(),
+                                  b->dim(1).extent(), b->dim(0).extent());
+        BwdDataGraph g = define_bwd_data(dy, w, pv, Func(*out), args, dtype, stride_class, filter_class);
+        for (auto *buf : {a, prev}) constrain_layout(*buf);
+        constrain_layout(*b);
+        constrain_layout(*out);
+        constrain_filter(*b);
+        BwdDataHostParams p{vec, tile_c, tile_x};
+        schedule_bwd_data_host(g, p, args, layout, stride_class, filter_class);
+    }
+};
+
+class ConvBwdWeightHost : public ConvGeneratorBase<ConvBwdWeightHost> {
+public:
+    GeneratorParam<int> vec{"vec", BwdWeightHostParams{}.vec, 1, 32};
+    GeneratorParam<int> tile_c{"tile_c", BwdWeightHostParams{}.tile_c, 1, 8};
+    GeneratorParam<int> tile_k{"tile_k", BwdWeightHostParams{}.tile_k, 1, 16};
+    GeneratorParam<int> max_splits{"max_splits", BwdWeightHostParams{}.max_splits, 1, 4096};
+
+    void generate() {
+        Func x = *a, dy = *b, pv = *prev;
+        ConvArgs args = make_args(a->dim(3).extent(), a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(),
+                                  b->dim(2).extent(), b->dim(1).extent(), b->dim(0).extent(), out->dim(1).extent(),
+                                  out->dim(0).extent());
+        BwdWeightGraph g = define_bwd_weight(x, dy, pv, Func(*out), args, dtype, stride_class, filter_class, max_splits);
+        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
+        constrain_layout(*out);
+        constrain_filter(*out);
+        BwdWeightHostParams p{vec, tile_c, tile_k, max_splits};
+        schedule_bwd_weight_host(g, p, args, layout, stride_class, filter_class);
+    }
+};
+
+}  // namespace
+}  // namespace convbwd
+
+HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataHost, conv_bwd_data_host)
+HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdWeightHost, conv_bwd_weight_host)

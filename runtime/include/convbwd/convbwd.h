@@ -1,0 +1,110 @@
+/* convbwd: convolution backward kernels (backward-data, backward-weight) generated with Halide.
+ *
+ * C API. Describe a problem (convbwd_problem), describe the tensors (convbwd_tensor: pointer,
+ * dtype, layout, optional strides), say where to run (convbwd_exec: target, stream, workspace),
+ * and call convbwd_bwd_data / convbwd_bwd_weight. Every call returns a convbwd_status; on
+ * failure convbwd_last_error() (per thread) says which field was wrong and why, and nothing
+ * has been written to the output.
+ *
+ * Shapes (CUTLASS naming): x/dx N x C x H x W, dy N x K x P x Q, w/dw K x (C/G) x R x S.
+ * Layouts: NCHW activations with KCYX filters, or NHWC activations with KYXC filters.
+ * out = alpha * result + beta * out; beta == 0 never reads out.
+ */
+#ifndef CONVBWD_H
+#define CONVBWD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum convbwd_status {
+    CONVBWD_SUCCESS = 0,
+    CONVBWD_BAD_PARAM = 1,         /* a problem field is invalid (size, stride, groups, ...) */
+    CONVBWD_NULL_POINTER = 2,      /* a required pointer is NULL */
+    CONVBWD_NOT_SUPPORTED = 3,     /* valid, but outside what this library does (dtype, layout, strides) */
+    CONVBWD_BAD_WORKSPACE = 4,     /* workspace NULL or smaller than convbwd_workspace_size() */
+    CONVBWD_NO_KERNEL = 5,         /* no kernel built into this library implements the problem */
+    CONVBWD_EXECUTION_FAILED = 6,  /* the kernel reported an error (message from the kernel) */
+    CONVBWD_DEVICE_ERROR = 7       /* the device runtime failed or is absent */
+} convbwd_status;
+
+typedef enum convbwd_dtype { CONVBWD_F32 = 0, CONVBWD_F16 = 1, CONVBWD_BF16 = 2 } convbwd_dtype;
+typedef enum convbwd_layout { CONVBWD_NCHW = 0, CONVBWD_NHWC = 1 } convbwd_layout;
+typedef enum convbwd_direction { CONVBWD_BWD_DATA = 2, CONVBWD_BWD_WEIGHT = 4 } convbwd_direction;
+typedef enum convbwd_target {
+    CONVBWD_TARGET_HOST = 0,
+    CONVBWD_TARGET_OPENCL = 1,
+    CONVBWD_TARGET_CUDA = 2,
+    CONVBWD_TARGET_AMDGPU = 3
+} convbwd_target;
+
+typedef struct convbwd_problem {
+    int n, c, h, w;  /* x / dx: batch, channels (all groups), height, width */
+    int k, p, q;     /* dy: channels (all groups), height, width; p = q = 0: derived */
+    int r, s;        /* filter height, width */
+    int groups;      /* >= 1, divides c and k */
+    int pad_top, pad_bottom, pad_left, pad_right;  /* >= 0 */
+    int stride_h, stride_w;                        /* >= 1 */
+    int dilation_h, dilation_w;                    /* >= 1; 1 = dense */
+} convbwd_problem;
+
+typedef struct convbwd_tensor {
+    void *data;            /* host pointer (host target) or device pointer (GPU targets) */
+    convbwd_dtype dtype;   /* every tensor of one call has the same dtype */
+    convbwd_layout layout; /* and the same layout */
+    /* Strides in elements, in logical order (N, C, H, W) for activations, (K, C/G, R, S) for
+     * filters; all zero = packed. The layout's innermost dim must have stride 1. */
+    int64_t strides[4];
+} convbwd_tensor;
+
+enum { CONVBWD_FLAG_DETERMINISTIC = 1 }; /* bit-identical results from run to run */
+
+typedef struct convbwd_exec {
+    convbwd_target target;
+    void *stream;             /* cudaStream_t / hipStream_t / cl_command_queue; NULL = default */
+    void *workspace;          /* at least convbwd_workspace_size() bytes, on the target */
+    size_t workspace_bytes;
+    unsigned flags;           /* CONVBWD_FLAG_* */
+    const char *kernel;       /* run this kernel by name instead of dispatching; NULL = dispatch */
+} convbwd_exec;
+
+/* exec may be NULL: host target, no workspace, dispatch. */
+convbwd_status convbwd_bwd_data(const convbwd_problem *problem, const convbwd_tensor *dy, const convbwd_tensor *w,
+                                const convbwd_tensor *dx, float alpha, float beta, const convbwd_exec *exec);
+convbwd_status convbwd_bwd_weight(const convbwd_problem *problem, const convbwd_tensor *x, const convbwd_tensor *dy,
+                                  const convbwd_tensor *dw, float alpha, float beta, const convbwd_exec *exec);
+
+/* Workspace bytes the chosen kernel needs (0 if none). */
+convbwd_status convbwd_workspace_size(const convbwd_problem *problem, convbwd_direction direction,
+                                      convbwd_dtype dtype, convbwd_layout layout, const convbwd_exec *exec,
+                                      size_t *bytes);
+
+/* The kernel the dispatcher picks for a problem (or the forced one, if it can implement it). */
+convbwd_status convbwd_select_kernel(const convbwd_problem *problem, convbwd_direction direction,
+                                     convbwd_dtype dtype, convbwd_layout layout, const convbwd_exec *exec,
+                                     const char **kernel_name);
+
+typedef struct convbwd_kernel_desc {
+    const char *name;         /* <dir>_<dtype>_<layout>_<stride>_<filter>_<device>_<tag> */
+    convbwd_direction direction;
+    convbwd_dtype dtype;
+    convbwd_layout layout;
+    convbwd_target target;
+    const char *stride_class; /* "s1", "s2", "any" */
+    const char *filter_class; /* "k1", "k3", "any" */
+    const char *schedule;     /* key=value schedule parameters */
+} convbwd_kernel_desc;
+
+int convbwd_kernel_count(void);
+convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc);
+
+const char *convbwd_status_string(convbwd_status status);
+const char *convbwd_last_error(void); /* message of this thread's last failed call, "" if none */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CONVBWD_H */

@@ -1,0 +1,291 @@
+// The C API: validate, dispatch, wrap the caller's memory in halide_buffer_t, run the kernel.
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "internal.h"
+
+namespace convbwd {
+
+namespace {
+
+thread_local std::string t_last_error;
+
+// Passed to every kernel as its user_context, so a kernel's error message reaches this call.
+struct CallContext {
+    std::string error;
+};
+
+
+extern "C" void convbwd_halide_error(void *uc, const char *msg) {
+    if (uc) static_cast<CallContext *>(uc)->error += msg;
+}
+
+struct ErrorHandlerInstaller {
+    ErrorHandlerInstaller() { halide_set_error_handler(&convbwd_halide_error); }
+} g_install_error_handler;
+
+struct TensorArg {
+    const char *name;  // "dy", "w", ... (for messages)
+    const convbwd_tensor *t;
+    bool filter;       // (K, C/G, R, S) instead of (N, C, H, W)
+    int64_t extents[4];  // logical order: N, C, H, W (or K, C/G, R, S)
+};
+
+// halide_buffer_t over the caller's memory; dims innermost-first in logical order (W, H, C, N).
+struct HalideView {
+    halide_buffer_t buf{};
+    halide_dimension_t dim[4]{};
+};
+
+halide_type_t halide_type_of(DType t) {
+    switch (t) {
+    case DType::F32: return halide_type_t(halide_type_float, 32);
+    case DType::F16: return halide_type_t(halide_type_float, 16);
+    case DType::BF16: return halide_type_t(halide_type_uint, 16);  // 16-bit storage (generators/algorithms.h)
+    }
+    return halide_type_t(halide_type_float, 32);
+}
+
+// Packed strides in logical order for a layout: NCHW/KCYX or NHWC/KYXC.
+void packed_strides(Layout l, const int64_t e[4], int64_t s[4]) {
+    if (l == Layout::NCHW) {
+        s[3] = 1, s[2] = e[3], s[1] = e[2] * e[3], s[0] = e[1] * e[2] * e[3];
+    } else {
+        s[1] = 1, s[3] = e[1], s[2] = e[3] * e[1], s[0] = e[2] * e[3] * e[1];
+    }
+}
+
+Status check_tensors(TensorArg *args, int count, DType *dtype, Layout *layout) {
+    const int64_t kMaxBytes = INT32_MAX;  // Halide buffers without large_buffers
+    for (int i = 0; i < count; i++) {
+        TensorArg &a = args[i];
+        std::string n = a.name;
+        if (!a.t) return fail(CONVBWD_NULL_POINTER, n + " is NULL");
+        if (!a.t->data) return fail(CONVBWD_NULL_POINTER, n + ".data is NULL");
+        if (a.t->dtype != CONVBWD_F32 && a.t->dtype != CONVBWD_F16 && a.t->dtype != CONVBWD_BF16)
+            return fail(CONVBWD_NOT_SUPPORTED, n + ".dtype = " + std::to_string((int)a.t->dtype) + " is not a convbwd_dtype");
+        if (a.t->layout != CONVBWD_NCHW && a.t->layout != CONVBWD_NHWC)
+            return fail(CONVBWD_NOT_SUPPORTED, n + ".layout = " + std::to_string((int)a.t->layout) + " is not a convbwd_layout");
+        DType t = (DType)a.t->dtype;
+        Layout l = a.t->layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
+        if (i == 0) {
+            *dtype = t;
+            *layout = l;
+        } else if (t != *dtype) {
+            return fail(CONVBWD_NOT_SUPPORTED, n + ".dtype = " + to_string(t) + " differs from " + args[0].name +
+                                                   ".dtype = " + to_string(*dtype) + " (mixed dtypes)");
+        } else if (l != *layout) {
+            return fail(CONVBWD_NOT_SUPPORTED, n + ".layout = " + to_string(l) + " differs from " + args[0].name +
+                                                   ".layout = " + to_string(*layout));
+        }
+        int64_t elems = 1;
+        for (int d = 0; d < 4; d++)
+            if (__builtin_mul_overflow(elems, a.extents[d], &elems))
+                return fail(CONVBWD_BAD_PARAM, n + ": element count overflows 64 bits");
+        int64_t bytes = 0;
+        if (__builtin_mul_overflow(elems, (int64_t)dtype_bytes(t), &bytes) || bytes > kMaxBytes)
+            return fail(CONVBWD_NOT_SUPPORTED, n + " has " + std::to_string(elems) +
+                                                   " elements: tensors over 2^31-1 bytes are not supported");
+        const int64_t *s = a.t->strides;
+        if (s[0] || s[1] || s[2] || s[3]) {
+            int inner = l == Layout::NCHW ? 3 : 1;
+            const char *dimnames = a.filter ? "KCRS" : "NCHW";
+            for (int d = 0; d < 4; d++)
+                if (s[d] <= 0)
+                    return fail(CONVBWD_BAD_PARAM, n + ".strides[" + std::to_string(d) + "] (" + dimnames[d] +
+                                                       ") = " + std::to_string(s[d]) + " must be > 0");
+            if (s[inner] != 1)
+                return fail(CONVBWD_NOT_SUPPORTED, n + ".strides[" + std::to_string(inner) + "] (" + dimnames[inner] +
+                                                       ") must be 1 for layout " + to_string(l));
+            int64_t span = 0;
+            for (int d = 0; d < 4; d++) span += (a.extents[d] - 1) * s[d];
+            if (span >= kMaxBytes / dtype_bytes(t))
+                return fail(CONVBWD_NOT_SUPPORTED, n + ".strides span over 2^31-1 bytes");
+        }
+    }
+    return {};
+}
+
+void make_view(const TensorArg &a, DType t, Layout l, HalideView *v) {
+    int64_t s[4];
+    if (a.t->strides[0] || a.t->strides[1] || a.t->strides[2] || a.t->strides[3])
+        std::memcpy(s, a.t->strides, sizeof s);
+    else
+        packed_strides(l, a.extents, s);
+    // halide dim d (innermost first) = logical dim 3 - d
+    for (int d = 0; d < 4; d++) {
+        v->dim[d].min = 0;
+        v->dim[d].extent = (int32_t)a.extents[3 - d];
+        v->dim[d].stride = (int32_t)s[3 - d];
+        v->dim[d].flags = 0;
+    }
+    v->buf.host = (uint8_t *)a.t->data;
+    v->buf.type = halide_type_of(t);
+    v->buf.dimensions = 4;
+    v->buf.dim = v->dim;
+}
+
+convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args[3], float alpha, float beta,
+                   const convbwd_exec *exec) {
+    ConvProblem p;
+    Status s = validate_problem(problem, &p);
+    if (!s.ok()) return report(s);
+    const int Cg = p.C / p.G;
+    if (dir == Direction::BwdData) {  // a = dy, b = w, out = dx
+        args[0].extents[0] = p.N, args[0].extents[1] = p.K, args[0].extents[2] = p.P, args[0].extents[3] = p.Q;
+        args[1].extents[0] = p.K, args[1].extents[1] = Cg, args[1].extents[2] = p.R, args[1].extents[3] = p.S;
+        args[2].extents[0] = p.N, args[2].extents[1] = p.C, args[2].extents[2] = p.H, args[2].extents[3] = p.W;
+    } else {  // a = x, b = dy, out = dw
+        args[0].extents[0] = p.N, args[0].extents[1] = p.C, args[0].extents[2] = p.H, args[0].extents[3] = p.W;
+        args[1].extents[0] = p.N, args[1].extents[1] = p.K, args[1].extents[2] = p.P, args[1].extents[3] = p.Q;
+        args[2].extents[0] = p.K, args[2].extents[1] = Cg, args[2].extents[2] = p.R, args[2].extents[3] = p.S;
+    }
+    s = check_tensors(args, 3, &p.dtype, &p.layout);
+    if (!s.ok()) return report(s);
+    if (!std::isfinite(alpha)) return report(fail(CONVBWD_BAD_PARAM, "alpha is not finite"));
+    if (!std::isfinite(beta)) return report(fail(CONVBWD_BAD_PARAM, "beta is not finite"));
+
+    Query q{p, dir, Device::Host};
+    convbwd_exec defaults{};
+    const convbwd_exec &ex = exec ? *exec : defaults;
+    s = device_of(ex.target, &q.device);
+    if (!s.ok()) return report(s);
+
+    const KernelInfo *k = nullptr;
+    if (ex.kernel) {
+        k = find_kernel(ex.kernel);
+        if (!k) return report(fail(CONVBWD_NO_KERNEL, std::string("exec.kernel = ") + ex.kernel + ": no such kernel"));
+        std::string why = cannot_implement(*k, q);
+        if (!why.empty())
+            return report(fail(CONVBWD_NO_KERNEL, std::string("exec.kernel = ") + ex.kernel + " cannot implement the problem: " + why));
+    } else {
+        k = select_kernel(q);
+        if (!k) return report(fail(CONVBWD_NO_KERNEL, "no kernel for " + problem_key(q) + " (CONVBWD_VERBOSE=dispatch says why)"));
+    }
+
+    HalideView a, b, out;
+    make_view(args[0], p.dtype, p.layout, &a);
+    make_view(args[1], p.dtype, p.layout, &b);
+    make_view(args[2], p.dtype, p.layout, &out);
+    HalideView prev = out;  // out is read (as prev) only when beta != 0
+    prev.buf.dim = prev.dim;
+    CallContext ctx;
+    int rc = k->fn(&ctx, &a.buf, &b.buf, &prev.buf, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.pad_top,
+                   p.pad_left, p.G, alpha, beta, &out.buf);
+    if (rc != 0)
+        return report(fail(CONVBWD_EXECUTION_FAILED, std::string(k->name) + " failed (" + std::to_string(rc) + "): " + ctx.error));
+    t_last_error.clear();
+    return CONVBWD_SUCCESS;
+}
+
+}  // namespace
+
+convbwd_status report(const Status &s) {
+    t_last_error = s.message;
+    return s.code;
+}
+
+}  // namespace convbwd
+
+using namespace convbwd;
+
+extern "C" {
+
+convbwd_status convbwd_bwd_data(const convbwd_problem *problem, const convbwd_tensor *dy, const convbwd_tensor *w,
+                                const convbwd_tensor *dx, float alpha, float beta, const convbwd_exec *exec) {
+    TensorArg args[3] = {{"dy", dy, false, {}}, {"w", w, true, {}}, {"dx", dx, false, {}}};
+    return run(Direction::BwdData, problem, args, alpha, beta, exec);
+}
+
+convbwd_status convbwd_bwd_weight(const convbwd_problem *problem, const convbwd_tensor *x, const convbwd_tensor *dy,
+                                  const convbwd_tensor *dw, float alpha, float beta, const convbwd_exec *exec) {
+    TensorArg args[3] = {{"x", x, false, {}}, {"dy", dy, false, {}}, {"dw", dw, true, {}}};
+    return run(Direction::BwdWeight, problem, args, alpha, beta, exec);
+}
+
+static convbwd_status make_query(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
+                                 convbwd_layout layout, const convbwd_exec *exec, Query *q) {
+    Status s = validate_problem(problem, &q->problem);
+    if (!s.ok()) return report(s);
+    if (direction != CONVBWD_BWD_DATA && direction != CONVBWD_BWD_WEIGHT)
+        return report(fail(CONVBWD_BAD_PARAM, "direction = " + std::to_string((int)direction) + " is not a convbwd_direction"));
+    if (dtype != CONVBWD_F32 && dtype != CONVBWD_F16 && dtype != CONVBWD_BF16)
+        return report(fail(CONVBWD_NOT_SUPPORTED, "dtype = " + std::to_string((int)dtype) + " is not a convbwd_dtype"));
+    if (layout != CONVBWD_NCHW && layout != CONVBWD_NHWC)
+        return report(fail(CONVBWD_NOT_SUPPORTED, "layout = " + std::to_string((int)layout) + " is not a convbwd_layout"));
+    q->dir = direction == CONVBWD_BWD_DATA ? Direction::BwdData : Direction::BwdWeight;
+    q->problem.dtype = (DType)dtype;
+    q->problem.layout = layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
+    s = device_of(exec ? exec->target : CONVBWD_TARGET_HOST, &q->device);
+    if (!s.ok()) return report(s);
+    return CONVBWD_SUCCESS;
+}
+
+convbwd_status convbwd_select_kernel(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
+                                     convbwd_layout layout, const convbwd_exec *exec, const char **kernel_name) {
+    if (!kernel_name) return report(fail(CONVBWD_NULL_POINTER, "kernel_name is NULL"));
+    Query q;
+    convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
+    if (st != CONVBWD_SUCCESS) return st;
+    const KernelInfo *k = nullptr;
+    if (exec && exec->kernel) {
+        k = find_kernel(exec->kernel);
+        if (!k) return report(fail(CONVBWD_NO_KERNEL, std::string("exec.kernel = ") + exec->kernel + ": no such kernel"));
+        std::string why = cannot_implement(*k, q);
+        if (!why.empty())
+            return report(fail(CONVBWD_NO_KERNEL, std::string("exec.kernel = ") + exec->kernel + " cannot implement the problem: " + why));
+    } else {
+        k = select_kernel(q);
+        if (!k) return report(fail(CONVBWD_NO_KERNEL, "no kernel for " + problem_key(q)));
+    }
+    *kernel_name = k->name;
+    return CONVBWD_SUCCESS;
+}
+
+convbwd_status convbwd_workspace_size(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
+                                      convbwd_layout layout, const convbwd_exec *exec, size_t *bytes) {
+    if (!bytes) return report(fail(CONVBWD_NULL_POINTER, "bytes is NULL"));
+    Query q;
+    convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
+    if (st != CONVBWD_SUCCESS) return st;
+    *bytes = 0;  // host kernels keep their split-reduction partials in Halide-managed memory
+    return CONVBWD_SUCCESS;
+}
+
+int convbwd_kernel_count(void) { return (int)(kernels_end() - kernels_begin()); }
+
+convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc) {
+    if (!desc) return report(fail(CONVBWD_NULL_POINTER, "desc is NULL"));
+    if (index < 0 || index >= convbwd_kernel_count())
+        return report(fail(CONVBWD_BAD_PARAM, "index = " + std::to_string(index) + " is out of range [0, " +
+                                                  std::to_string(convbwd_kernel_count()) + ")"));
+    const KernelInfo &k = kernels_begin()[index];
+    desc->name = k.name;
+    desc->direction = k.dir == Direction::BwdData ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT;
+    desc->dtype = (convbwd_dtype)k.dtype;
+    desc->layout = k.layout == Layout::NCHW ? CONVBWD_NCHW : CONVBWD_NHWC;
+    desc->target = CONVBWD_TARGET_HOST;
+    desc->stride_class = to_string(k.stride);
+    desc->filter_class = to_string(k.filter);
+    desc->schedule = k.schedule;
+    return CONVBWD_SUCCESS;
+}
+
+const char *convbwd_status_string(convbwd_status s) {
+    switch (s) {
+    case CONVBWD_SUCCESS: return "success";
+    case CONVBWD_BAD_PARAM: return "bad parameter";
+    case CONVBWD_NULL_POINTER: return "null pointer";
+    case CONVBWD_NOT_SUPPORTED: return "not supported";
+    case CONVBWD_BAD_WORKSPACE: return "bad workspace";
+    case CONVBWD_NO_KERNEL: return "no kernel";
+    case CONVBWD_EXECUTION_FAILED: return "execution failed";
+    case CONVBWD_DEVICE_ERROR: return "device error";
+    }
+    return "unknown status";
+}
+
+const char *convbwd_last_error(void) { return t_last_error.c_str(); }
+
+}  // extern "C"

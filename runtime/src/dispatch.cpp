@@ -1,0 +1,97 @@
+// Dispatcher: classify, tuned table, then ordered first fit with reasons (oneDNN impl lists).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "internal.h"
+
+namespace convbwd {
+
+namespace {
+
+struct TunedRow {
+    const char *key;
+    const char *kernel;
+};
+const TunedRow kTuned[] = {
+#define CONVBWD_TUNED(key, kernel) {key, kernel},
+#include "schedules/dispatch_table.inc"
+#undef CONVBWD_TUNED
+    {nullptr, nullptr}};
+
+bool verbose_dispatch() {
+    const char *v = std::getenv("CONVBWD_VERBOSE");
+    return v && std::strstr(v, "dispatch");
+}
+
+std::string dims(int a, int b) { return std::to_string(a) + "x" + std::to_string(b); }
+
+}  // namespace
+
+std::string problem_key(const Query &q) {
+    const ConvProblem &p = q.problem;
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "%s %s %s %s n%d c%d h%d w%d k%d p%d q%d r%d s%d g%d pad%d,%d,%d,%d u%d,%d l%d,%d",
+                  to_string(q.dir), to_string(p.dtype), to_string(p.layout), to_string(q.device), p.N, p.C, p.H,
+                  p.W, p.K, p.P, p.Q, p.R, p.S, p.G, p.pad_top, p.pad_bottom, p.pad_left, p.pad_right, p.stride_h,
+                  p.stride_w, p.dilation_h, p.dilation_w);
+    return buf;
+}
+
+std::string cannot_implement(const KernelInfo &k, const Query &q) {
+    const ConvProblem &p = q.problem;
+    if (k.dir != q.dir) return std::string("direction ") + to_string(k.dir);
+    if (k.device != q.device) return std::string("device ") + to_string(k.device);
+    if (k.dtype != p.dtype) return std::string("dtype ") + to_string(k.dtype) + ", problem " + to_string(p.dtype);
+    if (k.layout != p.layout)
+        return std::string("layout ") + to_string(k.layout) + ", problem " + to_string(p.layout);
+    if (!stride_class_accepts(k.stride, stride_class(p)))
+        return std::string("stride_class ") + to_string(k.stride) + ", problem stride " + dims(p.stride_h, p.stride_w);
+    if (!filter_class_accepts(k.filter, filter_class(p)))
+        return std::string("filter_class ") + to_string(k.filter) + ", problem filter " + dims(p.R, p.S) + " pad " +
+               std::to_string(p.pad_top) + "," + std::to_string(p.pad_bottom) + "," + std::to_string(p.pad_left) +
+               "," + std::to_string(p.pad_right) + " dilation " + dims(p.dilation_h, p.dilation_w);
+    return {};
+}
+
+const KernelInfo *select_kernel(const Query &q) {
+    const bool verbose = verbose_dispatch();
+    const std::string key = problem_key(q);
+    for (const TunedRow *t = kTuned; t->key; ++t) {
+        if (key != t->key) continue;
+        const KernelInfo *k = find_kernel(t->kernel);
+        if (k && cannot_implement(*k, q).empty()) {
+            if (verbose) std::fprintf(stderr, "convbwd dispatch: [%s] tuned -> %s\n", key.c_str(), k->name);
+            return k;
+        }
+    }
+    for (const KernelInfo *k = kernels_begin(); k != kernels_end(); ++k) {
+        std::string why = cannot_implement(*k, q);
+        if (why.empty()) {
+            if (verbose) std::fprintf(stderr, "convbwd dispatch: [%s] chose %s\n", key.c_str(), k->name);
+            return k;
+        }
+        // Kernels of another direction, device, dtype or layout are not worth a line each.
+        if (verbose && k->dir == q.dir && k->device == q.device && k->dtype == q.problem.dtype &&
+            k->layout == q.problem.layout)
+            std::fprintf(stderr, "convbwd dispatch: [%s] rejected %s: %s\n", key.c_str(), k->name, why.c_str());
+    }
+    if (verbose) std::fprintf(stderr, "convbwd dispatch: [%s] no kernel\n", key.c_str());
+    return nullptr;
+}
+
+Status device_of(convbwd_target t, Device *d) {
+    switch (t) {
+    case CONVBWD_TARGET_HOST: *d = Device::Host; return {};
+    case CONVBWD_TARGET_OPENCL:
+    case CONVBWD_TARGET_CUDA:
+    case CONVBWD_TARGET_AMDGPU:
+        return fail(CONVBWD_NOT_SUPPORTED, "exec.target = " + std::to_string((int)t) +
+                                               ": this build of convbwd has host kernels only");
+    }
+    return fail(CONVBWD_BAD_PARAM, "exec.target = " + std::to_string((int)t) + " is not a convbwd_target");
+}
+
+}  // namespace convbwd

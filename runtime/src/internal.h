@@ -1,0 +1,68 @@
+// Internal runtime declarations: kernel registry, dispatcher, validation.
+#pragma once
+
+#include <string>
+
+#include "HalideRuntime.h"
+#include "convbwd/convbwd.h"
+#include "generators/conv_problem.h"
+
+namespace convbwd {
+
+// Every kernel has this signature (generators/generators.cpp):
+// (user_context, a, b, prev, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left, groups,
+//  alpha, beta, out)
+using ConvFn = int (*)(const void *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int, int, int, int, int,
+                       int, int, float, float, halide_buffer_t *);
+
+struct KernelInfo {
+    const char *name;
+    Direction dir;
+    DType dtype;
+    Layout layout;
+    StrideClass stride;
+    FilterClass filter;
+    Device device;
+    const char *schedule;
+    ConvFn fn;
+};
+
+// The registry, in kernel-list order (= dispatch priority).
+const KernelInfo *kernels_begin();
+const KernelInfo *kernels_end();
+const KernelInfo *find_kernel(const std::string &name);
+
+struct Status {
+    convbwd_status code = CONVBWD_SUCCESS;
+    std::string message;
+    bool ok() const { return code == CONVBWD_SUCCESS; }
+};
+inline Status fail(convbwd_status code, std::string message) { return Status{code, std::move(message)}; }
+
+// Records the thread's last error and returns its code.
+convbwd_status report(const Status &s);
+
+// Validates the problem fields and fills P, Q (derived, or checked against H, W). Every failure
+// names the field.
+Status validate_problem(const convbwd_problem *in, ConvProblem *out);
+
+// A problem the registry can be asked about: geometry + dtype + layout + direction + device.
+struct Query {
+    ConvProblem problem;
+    Direction dir = Direction::BwdData;
+    Device device = Device::Host;
+};
+
+// Empty when the kernel can implement the query, else why not ("stride_class s1, problem stride 2x2").
+std::string cannot_implement(const KernelInfo &k, const Query &q);
+
+// Tuned table first, then the first kernel in list order that can implement the query.
+// With CONVBWD_VERBOSE=dispatch, prints each rejection and the choice to stderr.
+const KernelInfo *select_kernel(const Query &q);
+
+// Stable key of a problem for tuned tables: new fields go in an optional suffix.
+std::string problem_key(const Query &q);
+
+Status device_of(convbwd_target t, Device *d);
+
+}  // namespace convbwd

@@ -1,0 +1,94 @@
+// Host-CPU schedules (x86-64 AVX2/AVX-512, any Halide CPU target).
+#include "schedules.h"
+
+using namespace Halide;
+
+namespace convbwd {
+
+namespace {
+// The pipeline output in four branches: {full channel tiles, anything} x {beta == 0, beta != 0}.
+// With beta == 0 the specialisation folds away the read of prev, so the old output is never read.
+template <class F>
+void specialize_out(Func out, Expr tiled, Expr beta, F apply) {
+    apply(out.specialize(tiled && beta == 0.0f), true);
+    apply(out.specialize(tiled), true);
+    apply(out.specialize(beta == 0.0f), false);
+    apply(Stage(out), false);
+}
+}  // namespace
+
+// Backward-data, host. One output row (n, y) per task; per tile of TC channels, acc computes
+// the row of every stride phase; its update keeps tile_c vectors x tile_x columns x stride
+// phases of accumulators in registers while k and the taps stream past.
+void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout,
+                            StrideClass, FilterClass) {
+    const int V = p.vec, TC = p.vec * p.tile_c;
+    Var co("co"), ci("ci"), yn("yn"), mxo("mxo"), mxi("mxi"), cvo("cvo"), cvi("cvi");
+    Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
+
+    g.out.compute_root();
+    specialize_out(g.out, a.C >= TC, g.beta, [&](Stage s, bool tiled) {
+        s.split(c, co, ci, tiled ? TC : 1);
+        if (layout == Layout::NHWC) {
+            s.reorder(ci, x, co, y, n);
+            if (tiled) s.vectorize(ci, V);
+        } else {
+            s.reorder(x, ci, co, y, n);
+            s.vectorize(x, V, TailStrategy::GuardWithIf);
+        }
+        s.fuse(y, n, yn).parallel(yn);
+    });
+
+    // Filters once, as f32 with channels innermost: dense vector loads for either layout.
+    g.w_f.compute_root();
+    {
+        std::vector<Var> wv = g.w_f.args();  // (s, r, cg, k)
+        g.w_f.reorder_storage(wv[2], wv[0], wv[1], wv[3]).reorder(wv[2], wv[0], wv[1], wv[3]).parallel(wv[3]);
+    }
+
+    g.acc.compute_at(g.out, co).reorder_storage(c, g.mx, g.phx, g.my, g.phy, n);
+    g.acc.split(c, cvo, cvi, V, TailStrategy::GuardWithIf).vectorize(cvi);
+    Stage u = g.acc.update();
+    u.split(g.mx, mxo, mxi, p.tile_x, TailStrategy::GuardWithIf)
+        .split(c, cvo, cvi, V, TailStrategy::GuardWithIf)
+        .reorder(cvi, cvo, mxi, g.phx, g.r.x, g.r.y, g.r.z, mxo, g.my, g.phy, n)
+        .vectorize(cvi)
+        .unroll(cvo)
+        .unroll(mxi);
+    if (g.sx > 0) u.unroll(g.phx);  // compile-time stride: each phase's tap table folds to constants
+    u.specialize(a.groups == 1);    // one group: the group index math folds away
+}
+
+// Backward-weight, host. Stage 1 (ws): each split sums its rows of N*P into an f32 partial;
+// per output row, every (tap, k tile, c tile) streams the row through tile_k x tile_c vectors
+// of accumulators. Stage 2 (dw): the splits are summed in a fixed order (deterministic).
+void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a,
+                              Layout layout, StrideClass, FilterClass) {
+    const int V = p.vec, TC = p.vec * p.tile_c, TK = p.tile_k;
+    Var cgo("cgo"), cgi("cgi"), cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki");
+
+    g.out.compute_root();
+    specialize_out(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) { s.parallel(g.k); });
+    g.dw.compute_at(g.out, g.k);
+
+    g.ws.compute_root().parallel(g.sp);
+    g.partial.compute_at(g.ws, g.sp).reorder_storage(g.cg, g.k, g.s, g.r, g.sp);
+    g.partial.split(g.cg, cvo, cvi, V, TailStrategy::GuardWithIf).vectorize(cvi);
+    Stage u = g.partial.update();
+    u.split(g.cg, cgo, cgi, TC, TailStrategy::GuardWithIf)
+        .split(cgi, cvo, cvi, V, TailStrategy::GuardWithIf)
+        .split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
+        .reorder(cvi, cvo, ki, g.rr.x, g.s, g.r, cgo, ko, g.rr.y, g.sp)
+        .vectorize(cvi)
+        .unroll(cvo)
+        .unroll(ki);
+    if (layout == Layout::NCHW) {
+        // Stage the rows of x this output row touches with channels innermost, so the inner
+        // loop loads dense vectors of channels as in NHWC.
+        std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
+        g.x_f.compute_at(g.partial, g.rr.y).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
+    }
+    u.specialize(a.groups == 1);
+}
+
+}  // namespace convbwd

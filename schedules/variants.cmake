@@ -1,0 +1,33 @@
+# THE kernel list: one conv_kernel() line per AOT variant (cmake/ConvbwdKernels.cmake).
+# Order is dispatch priority: specialised classes first, the generic (any, any) kernel of each
+# direction last. Adding a variant is one line; the test, benchmark row and registry entry follow.
+
+# f32, both layouts: a kernel per (stride class, filter class).
+foreach (layout IN ITEMS nhwc nchw)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s1 FILTER k1 ON host TAG c2x4 SCHEDULE tile_c=2 tile_x=4)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s1 FILTER k3 ON host TAG c2x4 SCHEDULE tile_c=2 tile_x=4)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER k1 ON host TAG c2x3 SCHEDULE tile_c=2 tile_x=3)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER k3 ON host TAG c2x3 SCHEDULE tile_c=2 tile_x=3)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s1 FILTER any ON host TAG c2x4 SCHEDULE tile_c=2 tile_x=4)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON host TAG c2x3 SCHEDULE tile_c=2 tile_x=3)
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE s1 FILTER k1 ON host TAG c2k4 SCHEDULE tile_c=2 tile_k=4)
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE s1 FILTER k3 ON host TAG c2k4 SCHEDULE tile_c=2 tile_k=4)
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER k1 ON host TAG c2k4 SCHEDULE tile_c=2 tile_k=4)
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER k3 ON host TAG c2k4 SCHEDULE tile_c=2 tile_k=4)
+endforeach ()
+
+# f16 and bf16 (f32 accumulation), both layouts: the common 3x3 stride-1 class.
+foreach (dtype IN ITEMS f16 bf16)
+    foreach (layout IN ITEMS nhwc nchw)
+        conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT ${layout} STRIDE s1 FILTER k3 ON host TAG c2x4 SCHEDULE tile_c=2 tile_x=4)
+        conv_kernel(DIR bwd_weight DTYPE ${dtype} LAYOUT ${layout} STRIDE s1 FILTER k3 ON host TAG c2k4 SCHEDULE tile_c=2 tile_k=4)
+    endforeach ()
+endforeach ()
+
+# Generic fallbacks: every dtype and layout, every valid problem. Keep last.
+foreach (dtype IN ITEMS f32 f16 bf16)
+    foreach (layout IN ITEMS nhwc nchw)
+        conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT ${layout} STRIDE any FILTER any ON host TAG c1x4 SCHEDULE tile_c=1 tile_x=4)
+        conv_kernel(DIR bwd_weight DTYPE ${dtype} LAYOUT ${layout} STRIDE any FILTER any ON host TAG c1k4 SCHEDULE tile_c=1 tile_k=4)
+    endforeach ()
+endforeach ()

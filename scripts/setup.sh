@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs every dependency of convbwd, pinned, on Debian 12 (run as root).
+# Re-running it is fast and changes nothing once everything is present.
+#   CONVBWD_VENV   where the Python environment with Halide, CMake and Ninja lives
+#                  (default: <repo>/.venv)
+#   CONVBWD_GPU=0  skip the AMD/OpenCL toolchain packages (host-only machines)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+venv=${CONVBWD_VENV:-$here/.venv}
+
+# Debian packages, pinned to the versions Debian 12 (bookworm) ships.
+debs=(
+  build-essential
+  python3-venv
+  ccache
+  doctest-dev=2.4.9~ds-1
+  libdnnl-dev=2.6.3-1
+)
+if [ "${CONVBWD_GPU:-1}" != 0 ]; then
+  debs+=(
+    ocl-icd-opencl-dev=2.3.1-1
+    pocl-opencl-icd=3.1-3+deb12u1
+    clang-15=1:15.0.6-4+b1
+    lld-15=1:15.0.6-4+b1
+    llvm-15=1:15.0.6-4+b1
+    rocm-device-libs=5.2.3-2
+    libamdhip64-dev=5.2.3-8
+  )
+fi
+missing=()
+for d in "${debs[@]}"; do
+  name=${d%%=*}
+  want=${d#*=}
+  have=$(dpkg-query -W -f='${Status} ${Version}' "$name" 2>/dev/null || true)
+  case "$have" in
+    "install ok installed "*)
+      [ "$name" = "$want" ] || [ "${have##* }" = "$want" ] || missing+=("$d") ;;
+    *) missing+=("$d") ;;
+  esac
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python environment: Halide (C++ SDK + CMake package inside the wheel), CMake, Ninja.
+pins=(halide==21.0.0 cmake==3.31.6 ninja==1.13.0)
+if [ ! -x "$venv/bin/python" ]; then
+  /usr/bin/python3 -m venv "$venv"
+fi
+stamp="$venv/.convbwd-pins"
+if [ "$(cat "$stamp" 2>/dev/null)" != "${pins[*]}" ]; then
+  echo "setup: installing ${pins[*]} into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}"
+  echo "${pins[*]}" >"$stamp"
+fi
+echo "setup: ok ($venv)"

@@ -1,0 +1,135 @@
+// Shared test machinery: problem sweeps and "run one kernel on one problem against the
+// reference" (fresh random small-integer inputs, NaN-poisoned output, every element checked).
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "common/reference.h"
+#include "common/shapes.h"
+#include "common/tensor.h"
+#include "common/verify.h"
+#include "convbwd/convbwd.h"
+
+namespace convbwd::test {
+
+inline std::string describe(const ConvProblem &p, Direction d) {
+    return std::string(to_string(d)) + " " + to_driver_line(p, d == Direction::BwdData ? 2 : 4) +
+           " (P=" + std::to_string(p.P) + " Q=" + std::to_string(p.Q) + ")";
+}
+
+inline bool valid(const ConvProblem &p) {
+    convbwd_problem c = to_c(p);
+    const char *name = nullptr;
+    // validate through the library itself (any kernel query validates first)
+    return convbwd_select_kernel(&c, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, nullptr, &name) !=
+           CONVBWD_BAD_PARAM;
+}
+
+// The edge suite plus a sweep crossing stride {1,2,3}, dilation {1,2}, filter {1,2,3,5},
+// padding {0,1,2, asymmetric}, groups {1, 2, depthwise} at odd sizes, and channel counts that
+// reach the kernels' full register tiles (and their tails). Geometry only: dtype and layout are
+// the kernel's.
+inline std::vector<ConvProblem> conformance_problems() {
+    std::vector<ConvProblem> out;
+    for (const ShapeEntry &e : load_shapes(shapes_dir() + "/edge.txt")) out.push_back(e.problem);
+    struct Ch {
+        int C, K, G;
+    };
+    const Ch chans[] = {{3, 5, 1}, {17, 33, 1}, {6, 4, 2}, {4, 4, 4}, {32, 24, 1}, {34, 18, 2}, {20, 20, 20}};
+    const int sizes[] = {7, 11, 13};
+    int i = 0;
+    for (int stride : {1, 2, 3})
+        for (int dil : {1, 2})
+            for (int f : {1, 2, 3, 5})
+                for (int pad : {0, 1, 2, -1})  // -1: asymmetric (top/left 1, bottom/right 0 or 2)
+                    for (int gsel = 0; gsel < 3; gsel++, i++) {
+                        const Ch &ch = gsel == 0 ? chans[(i / 3) % 2 == 0 ? 0 : 1 + 3 * ((i / 6) % 2)]
+                                     : gsel == 1 ? chans[(i / 3) % 2 == 0 ? 2 : 5]
+                                                 : chans[(i / 3) % 2 == 0 ? 3 : 6];
+                        ConvProblem p;
+                        p.N = 1 + i % 2;
+                        p.C = ch.C, p.K = ch.K, p.G = ch.G;
+                        p.H = sizes[i % 3], p.W = sizes[(i + 1) % 3];
+                        p.R = f, p.S = f == 5 ? 3 : f;  // non-square filters too
+                        p.stride_h = stride, p.stride_w = stride;
+                        p.dilation_h = dil, p.dilation_w = dil;
+                        if (pad >= 0) {
+                            p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = pad;
+                        } else {
+                            p.pad_top = 1, p.pad_bottom = 0, p.pad_left = 1, p.pad_right = 2;
+                        }
+                        p = with_derived_output(p);
+                        if (valid(p)) out.push_back(p);
+                    }
+    // Full tiles of the specialised classes, with a channel tail and a column tail.
+    for (int stride : {1, 2})
+        for (int f : {1, 3}) {
+            ConvProblem p;
+            p.N = 2, p.C = 40, p.K = 36, p.H = 9, p.W = 13, p.R = p.S = f;
+            p.stride_h = p.stride_w = stride;
+            p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = f / 2;
+            out.push_back(with_derived_output(p));
+        }
+    return out;
+}
+
+struct RunResult {
+    convbwd_status status = CONVBWD_SUCCESS;
+    std::string error;
+    VerifyResult verify;
+};
+
+// Runs `kernel` (or the dispatcher when empty) on p with fresh random inputs and compares with
+// the reference. The output is poisoned with NaN first; beta = 0 must not read it.
+inline RunResult run_against_reference(ConvProblem p, Direction dir, const std::string &kernel, std::mt19937 &rng,
+                                       float alpha = 1.0f, float beta = 0.0f) {
+    RunResult rr;
+    convbwd_problem cp = to_c(p);
+    convbwd_exec exec{};
+    exec.kernel = kernel.empty() ? nullptr : kernel.c_str();
+    HostTensor a, b, out;
+    if (dir == Direction::BwdData) {
+        a = HostTensor(dy_dims(p), p.dtype, p.layout);
+        b = HostTensor(w_dims(p), p.dtype, p.layout);
+        out = HostTensor(x_dims(p), p.dtype, p.layout);
+    } else {
+        a = HostTensor(x_dims(p), p.dtype, p.layout);
+        b = HostTensor(dy_dims(p), p.dtype, p.layout);
+        out = HostTensor(w_dims(p), p.dtype, p.layout);
+    }
+    // Fresh random inputs; drawn again (a few times) if the reference would be all zeros, which
+    // tiny problems hit by chance and which would hide an unwritten output.
+    std::vector<double> ref;
+    for (int attempt = 0; attempt < 8; attempt++) {
+        a.fill_random_ints(rng);
+        b.fill_random_ints(rng);
+        ref = dir == Direction::BwdData ? ref_bwd_data(p, a.to_logical(), b.to_logical())
+                                        : ref_bwd_weight(p, a.to_logical(), b.to_logical());
+        if (std::any_of(ref.begin(), ref.end(), [](double v) { return v != 0; })) break;
+    }
+    std::vector<float> prev;
+    if (beta == 0.0f) {
+        out.fill_nan();
+    } else {
+        out.fill_random_ints(rng);
+        prev = out.to_logical();
+    }
+    convbwd_tensor ta = a.desc(), tb = b.desc(), to = out.desc();
+    rr.status = dir == Direction::BwdData ? convbwd_bwd_data(&cp, &ta, &tb, &to, alpha, beta, &exec)
+                                          : convbwd_bwd_weight(&cp, &ta, &tb, &to, alpha, beta, &exec);
+    if (rr.status != CONVBWD_SUCCESS) {
+        rr.error = convbwd_last_error();
+        return rr;
+    }
+    for (size_t i = 0; i < ref.size(); i++) ref[i] = alpha * ref[i] + (beta != 0.0f ? beta * prev[i] : 0.0);
+    int64_t n_acc = dir == Direction::BwdData ? (int64_t)p.K / p.G * p.R * p.S : (int64_t)p.N * p.P * p.Q;
+    bool exact = alpha == 1.0f && beta == 0.0f;  // small integers: every partial sum is exact in f32
+    rr.verify = verify_output(out, ref, n_acc, exact);
+    return rr;
+}
+
+}  // namespace convbwd::test

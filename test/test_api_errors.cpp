@@ -1,0 +1,178 @@
+// Bad input gets its status and a message naming the field, and nothing is written.
+#include <cmath>
+#include <cstring>
+
+#include "conformance.h"
+
+using namespace convbwd;
+using namespace convbwd::test;
+
+namespace {
+
+struct Case {
+    const char *what;
+    convbwd_status status;
+    const char *needle;  // must appear in convbwd_last_error()
+};
+
+// A valid problem and tensors; each case breaks one thing, calls both directions and checks
+// the status, the message and that the output buffer is untouched.
+struct Fixture {
+    ConvProblem p;
+    HostTensor x, dy, w;
+    Fixture() {
+        p = with_derived_output(ConvProblem{.N = 2, .C = 4, .H = 7, .W = 7, .K = 6, .R = 3, .S = 3, .G = 2,
+                                            .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1});
+        std::mt19937 rng(3);
+        x = HostTensor(x_dims(p), p.dtype, p.layout);
+        dy = HostTensor(dy_dims(p), p.dtype, p.layout);
+        w = HostTensor(w_dims(p), p.dtype, p.layout);
+        x.fill_random_ints(rng);
+        dy.fill_random_ints(rng);
+        w.fill_random_ints(rng);
+    }
+};
+
+template <class Mutate>
+void expect_error(Direction dir, convbwd_status want, const char *needle, Mutate mutate) {
+    Fixture f;
+    convbwd_problem cp = to_c(f.p);
+    HostTensor out = dir == Direction::BwdData ? HostTensor(x_dims(f.p), f.p.dtype, f.p.layout)
+                                               : HostTensor(w_dims(f.p), f.p.dtype, f.p.layout);
+    std::memset(out.storage.data(), 0x5a, out.storage.size());
+    std::vector<uint8_t> before = out.storage;
+    convbwd_tensor a = dir == Direction::BwdData ? f.dy.desc() : f.x.desc();
+    convbwd_tensor b = dir == Direction::BwdData ? f.w.desc() : f.dy.desc();
+    convbwd_tensor o = out.desc();
+    convbwd_tensor *pa = &a, *pb = &b, *po = &o;
+    convbwd_problem *pp = &cp;
+    convbwd_exec exec{};
+    mutate(pp, pa, pb, po, exec);
+    convbwd_status s = dir == Direction::BwdData ? convbwd_bwd_data(pp, pa, pb, po, 1.0f, 0.0f, &exec)
+                                                 : convbwd_bwd_weight(pp, pa, pb, po, 1.0f, 0.0f, &exec);
+    std::string msg = convbwd_last_error();
+    CAPTURE(msg);
+    CHECK(s == want);
+    CHECK_MESSAGE(msg.find(needle) != std::string::npos, "message lacks '", std::string(needle), "'");
+    CHECK(out.storage == before);  // nothing written
+}
+
+#define FIELD_CASE(status, needle, body)                                                                        \
+    for (Direction d : {Direction::BwdData, Direction::BwdWeight})                                             \
+        expect_error(d, status, needle,                                                                         \
+                     [&](convbwd_problem *&p, convbwd_tensor *&a, convbwd_tensor *&b, convbwd_tensor *&o,       \
+                         convbwd_exec &e) {                                                                     \
+                         (void)p, (void)a, (void)b, (void)o, (void)e;                                           \
+                         body;                                                                                  \
+                     })
+
+}  // namespace
+
+TEST_SUITE("api") {
+TEST_CASE("a valid call succeeds (the fixture is sound)") {
+    for (Direction d : {Direction::BwdData, Direction::BwdWeight}) {
+        Fixture f;
+        std::mt19937 rng(1);
+        RunResult r = run_against_reference(f.p, d, "", rng);
+        CHECK(r.status == CONVBWD_SUCCESS);
+        CHECK(r.verify.ok);
+    }
+}
+
+TEST_CASE("zero or negative sizes name the field") {
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.n", p->n = 0);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.c", p->c = -3);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.h", p->h = 0);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.w", p->w = -1);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.k", p->k = 0);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.r", p->r = 0);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.s", p->s = -2);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.pad_top", p->pad_top = -1);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.pad_right", p->pad_right = -1);
+}
+
+TEST_CASE("stride 0 and dilation 0 are refused") {
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.stride_h", p->stride_h = 0);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.stride_w", p->stride_w = 0);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.dilation_h", p->dilation_h = 0);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.dilation_w", p->dilation_w = 0);
+}
+
+TEST_CASE("groups must divide C and K") {
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.groups", p->groups = 0);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "does not divide problem.c", p->groups = 3);  // C = 4
+    FIELD_CASE(CONVBWD_BAD_PARAM, "does not divide problem.k", (p->groups = 4, p->k = 6));
+}
+
+TEST_CASE("a filter larger than the padded input is refused") {
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.r", (p->r = 10, p->p = 0));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.s", (p->dilation_w = 5, p->q = 0));
+}
+
+TEST_CASE("dy size inconsistent with dx size") {
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.p", p->p = 8);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.q", p->q = 3);
+}
+
+TEST_CASE("null pointers") {
+    FIELD_CASE(CONVBWD_NULL_POINTER, "problem is NULL", p = nullptr);
+    FIELD_CASE(CONVBWD_NULL_POINTER, ".data is NULL", a->data = nullptr);
+    FIELD_CASE(CONVBWD_NULL_POINTER, "is NULL", b = nullptr);
+    FIELD_CASE(CONVBWD_NULL_POINTER, ".data is NULL", o->data = nullptr);
+}
+
+TEST_CASE("unsupported dtype, layout, strides, target") {
+    FIELD_CASE(CONVBWD_NOT_SUPPORTED, ".dtype = 9", a->dtype = (convbwd_dtype)9);
+    FIELD_CASE(CONVBWD_NOT_SUPPORTED, ".layout = 5", o->layout = (convbwd_layout)5);
+    FIELD_CASE(CONVBWD_NOT_SUPPORTED, "mixed dtypes", b->dtype = CONVBWD_F16);
+    FIELD_CASE(CONVBWD_NOT_SUPPORTED, "differs", o->layout = CONVBWD_NHWC);
+    FIELD_CASE(CONVBWD_NOT_SUPPORTED, "must be 1 for layout nchw", (a->strides[0] = 1000, a->strides[1] = 100,
+                                                                   a->strides[2] = 10, a->strides[3] = 2));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "strides[2]", (a->strides[0] = 1000, a->strides[1] = 100, a->strides[2] = -10,
+                                                 a->strides[3] = 1));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "exec.target = 42", e.target = (convbwd_target)42);
+    FIELD_CASE(CONVBWD_NO_KERNEL, "exec.kernel = nope", e.kernel = "nope");
+    FIELD_CASE(CONVBWD_NO_KERNEL, "cannot implement", e.kernel = "bwdd_f32_nhwc_any_any_host_c1x4");  // layout differs
+}
+
+TEST_CASE("sizes whose product overflows") {
+    FIELD_CASE(CONVBWD_NOT_SUPPORTED, "2^31-1 bytes", (p->n = 100000, p->c = 100000, p->k = 100000));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "overflows", (p->h = 2000000000, p->w = 2000000000, p->p = 0, p->q = 0));
+}
+
+TEST_CASE("strided (non-packed) tensors work") {
+    // dx with padded rows: W stride 1, H stride W + 3.
+    Fixture f;
+    std::mt19937 rng(5);
+    const int64_t hs = f.p.W + 3, cs = hs * f.p.H, ns = cs * f.p.C;
+    std::vector<float> dx((size_t)(ns * f.p.N), std::nanf(""));
+    convbwd_problem cp = to_c(f.p);
+    convbwd_tensor a = f.dy.desc(), b = f.w.desc();
+    convbwd_tensor o{dx.data(), CONVBWD_F32, CONVBWD_NCHW, {ns, cs, hs, 1}};
+    REQUIRE(convbwd_bwd_data(&cp, &a, &b, &o, 1.0f, 0.0f, nullptr) == CONVBWD_SUCCESS);
+    std::vector<double> ref = ref_bwd_data(f.p, f.dy.to_logical(), f.w.to_logical());
+    int64_t bad = 0, pad_written = 0;
+    for (int n = 0; n < f.p.N; n++)
+        for (int c = 0; c < f.p.C; c++)
+            for (int h = 0; h < f.p.H; h++) {
+                for (int x = 0; x < f.p.W; x++)
+                    bad += dx[n * ns + c * cs + h * hs + x] != ref[(((size_t)n * f.p.C + c) * f.p.H + h) * f.p.W + x];
+                for (int x = f.p.W; x < hs; x++) pad_written += !std::isnan(dx[n * ns + c * cs + h * hs + x]);
+            }
+    CHECK(bad == 0);
+    CHECK(pad_written == 0);  // the gaps between rows are not ours to write
+}
+
+TEST_CASE("kernel info and status strings") {
+    CHECK(convbwd_kernel_count() > 0);
+    convbwd_kernel_desc d;
+    CHECK(convbwd_kernel_info(-1, &d) == CONVBWD_BAD_PARAM);
+    CHECK(std::string(convbwd_last_error()).find("index = -1") != std::string::npos);
+    CHECK(convbwd_kernel_info(0, nullptr) == CONVBWD_NULL_POINTER);
+    CHECK(std::string(convbwd_status_string(CONVBWD_BAD_WORKSPACE)) == "bad workspace");
+    size_t bytes = 1;
+    convbwd_problem cp = to_c(Fixture().p);
+    CHECK(convbwd_workspace_size(&cp, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NCHW, nullptr, &bytes) == CONVBWD_SUCCESS);
+    CHECK(convbwd_workspace_size(&cp, (convbwd_direction)3, CONVBWD_F32, CONVBWD_NCHW, nullptr, &bytes) == CONVBWD_BAD_PARAM);
+}
+}
