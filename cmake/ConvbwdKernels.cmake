@@ -1,7 +1,9 @@
 # conv_kernel(): one AOT kernel variant. Called only from schedules/variants.cmake.
 #
 #   conv_kernel(DIR bwd_data|bwd_weight DTYPE f32|f16|bf16 LAYOUT nchw|nhwc
-#               STRIDE s1|s2|any FILTER k1|k3|any ON host TAG <tag> [SCHEDULE key=value ...])
+#               STRIDE s1|s2|any FILTER k1|k3|any ON host TAG <tag> [SCHEDULE key=value ...]
+#               [GENERATOR <registered generator>] [BASELINE])
+# BASELINE marks a comparison kernel (e.g. scatter-then-conv) that the dispatcher never picks.
 #
 # The name is built from the fields in a fixed order: <dir>_<dtype>_<layout>_<stride>_<filter>_<on>_<tag>
 # (bwdd/bwdw for the direction). List order is dispatch priority: the generic (any, any)
@@ -17,7 +19,7 @@ macro(convbwd_kernels_begin)
 endmacro()
 
 function(conv_kernel)
-    cmake_parse_arguments(K "" "DIR;DTYPE;LAYOUT;STRIDE;FILTER;ON;TAG" "SCHEDULE" ${ARGN})
+    cmake_parse_arguments(K "BASELINE" "DIR;DTYPE;LAYOUT;STRIDE;FILTER;ON;TAG;GENERATOR" "SCHEDULE" ${ARGN})
     foreach (req IN ITEMS DIR DTYPE LAYOUT STRIDE FILTER ON TAG)
         if (NOT K_${req})
             message(FATAL_ERROR "conv_kernel: ${req} missing (${ARGN})")
@@ -39,6 +41,9 @@ function(conv_kernel)
     if (K_STRIDE STREQUAL "any" AND K_FILTER STREQUAL "any")
         set(generic TRUE)
     endif ()
+    if (K_BASELINE)
+        set(generic FALSE)
+    endif ()
     if (NOT name MATCHES "${regex}" AND NOT generic)
         return()
     endif ()
@@ -47,8 +52,16 @@ function(conv_kernel)
     else ()
         message(FATAL_ERROR "conv_kernel: ON must be host (got ${K_ON})")
     endif ()
+    set(generator conv_${K_DIR}_${K_ON})
+    if (K_GENERATOR)
+        set(generator ${K_GENERATOR})
+    endif ()
+    set(role false)
+    if (K_BASELINE)
+        set(role true)
+    endif ()
     add_halide_library(${name} FROM convbwd.generator
-                       GENERATOR conv_${K_DIR}_${K_ON}
+                       GENERATOR ${generator}
                        NAMESPACE convbwd::kernels
                        TARGETS ${target}
                        USE_RUNTIME convbwd.runtime
@@ -64,7 +77,7 @@ function(conv_kernel)
     string(REPLACE "ANY" "Any" fi ${fi})
     set(on Host)  # the only device kind so far
     string(JOIN " " sched ${K_SCHEDULE})
-    set(_convbwd_list "${_convbwd_list}CONVBWD_KERNEL(${name}, ${dir_enum}, ${dt}, ${lay}, ${st}, ${fi}, ${on}, \"${sched}\")\n" PARENT_SCOPE)
+    set(_convbwd_list "${_convbwd_list}CONVBWD_KERNEL(${name}, ${dir_enum}, ${dt}, ${lay}, ${st}, ${fi}, ${on}, \"${sched}\", ${role})\n" PARENT_SCOPE)
     set(_convbwd_headers "${_convbwd_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
     set(CONVBWD_KERNEL_TARGETS ${CONVBWD_KERNEL_TARGETS} ${name} PARENT_SCOPE)
 endfunction()

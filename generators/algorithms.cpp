@@ -171,7 +171,7 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     return g;
 }
 
-BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func out, const ConvArgs &a, DType t,
+BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a, DType t,
                                  StrideClass sc, FilterClass fc, int max_splits) {
     BwdWeightGraph g;
     ClassConsts k = class_consts(sc, fc);
@@ -192,8 +192,8 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func out, const Con
     // Split the N*P rows into at most max_splits contiguous chunks: a fixed partition for a
     // given problem and kernel, so the result is bit-identical from run to run.
     Expr rows_total = a.N * a.P;
-    g.rows = (rows_total + max_splits - 1) / max_splits;
-    g.splits = (rows_total + g.rows - 1) / g.rows;
+    g.rows = (rows_total + max_splits - 1) / max_splits;  // as wgrad_rows_per_split()
+    g.splits = (rows_total + g.rows - 1) / g.rows;        // as wgrad_splits()
     g.rr = RDom(0, a.Q, 0, g.rows, "rr");
     Expr row = g.sp * g.rows + g.rr.y;
     g.rr.where(row < rows_total);
@@ -207,7 +207,7 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func out, const Con
     g.partial(g.s, g.r, g.cg, g.k, g.sp) +=
         g.x_f(g.rr.x * sw - pl + g.s * dwl, p_of * sh - pt + g.r * dh, c_of, n_of) *
         g.dy_f(g.rr.x, p_of, g.k, n_of);
-    g.ws = Func("ws");
+    g.ws = ws;
     g.ws(g.s, g.r, g.cg, g.k, g.sp) = g.partial(g.s, g.r, g.cg, g.k, g.sp);
 
     g.rsp = RDom(0, g.splits, "rsp");

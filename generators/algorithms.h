@@ -55,7 +55,8 @@ struct BwdWeightGraph {
     // partial(s, r, cg, k, sp): the reduction over rows [sp*rows, (sp+1)*rows) of the flattened
     // (n, p) space and every q. rr.x = q, rr.y = row within the split.
     Halide::Func partial;
-    Halide::Func ws;   // ws(s, r, cg, k, sp) = partial: the stored f32 partial sums (workspace)
+    Halide::Func ws;   // ws(s, r, cg, k, sp) = partial: the f32 partial sums, a pipeline output
+                       // living in the caller's workspace (stage 1 of 2)
     Halide::Func dw;   // dw(s, r, cg, k) = sum of ws over sp in a fixed order (deterministic)
     Halide::Func out;  // alpha * dw + beta * prev, encoded
     Halide::Var s{"s"}, r{"r"}, cg{"cg"}, k{"k"}, sp{"sp"};
@@ -65,8 +66,9 @@ struct BwdWeightGraph {
     Halide::Expr beta;
 };
 
-// max_splits: upper bound on the number of partial sums (a schedule parameter).
-BwdWeightGraph define_bwd_weight(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func out, const ConvArgs &a,
+// max_splits: upper bound on the number of partial sums (a schedule parameter). `ws` is the
+// (undefined) workspace output Func, `out` the dw output Func; the algorithm defines both.
+BwdWeightGraph define_bwd_weight(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws, Halide::Func out, const ConvArgs &a,
                                  DType t, StrideClass sc, FilterClass fc, int max_splits);
 
 }  // namespace convbwd

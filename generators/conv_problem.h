@@ -73,6 +73,16 @@ inline const char *to_string(Device d) { return d == Device::Host ? "host" : "gp
 
 inline int dtype_bytes(DType t) { return t == DType::F32 ? 4 : 2; }
 
+// Splits of the backward-weight reduction over the N*P rows: at most max_splits contiguous
+// chunks of equal size (the last one shorter). The host runtime computes the same numbers.
+inline int64_t wgrad_rows_per_split(int64_t rows_total, int64_t max_splits) {
+    return (rows_total + max_splits - 1) / max_splits;
+}
+inline int64_t wgrad_splits(int64_t rows_total, int64_t max_splits) {
+    int64_t rows = wgrad_rows_per_split(rows_total, max_splits);
+    return (rows_total + rows - 1) / rows;
+}
+
 inline int64_t gcd64(int64_t a, int64_t b) {
     while (b) { int64_t t = a % b; a = b; b = t; }
     return a;

@@ -39,6 +39,8 @@ public:
             ints.push_back(this->template add_input<int>(name));
         alpha = this->template add_input<float>("alpha");
         beta = this->template add_input<float>("beta");
+        // Backward-weight writes its split-reduction partials to the caller's workspace.
+        if (Gen::kHasWorkspace) ws = this->template add_output<Buffer<>>("ws", Float(32), 5);
         out = this->template add_output<Buffer<>>("out", t, 4);
     }
 
@@ -46,7 +48,7 @@ protected:
     GeneratorInput<Buffer<>> *a = nullptr, *b = nullptr, *prev = nullptr;
     std::vector<GeneratorInput<int> *> ints;
     GeneratorInput<float> *alpha = nullptr, *beta = nullptr;
-    GeneratorOutput<Buffer<>> *out = nullptr;
+    GeneratorOutput<Buffer<>> *ws = nullptr, *out = nullptr;
 
     // Activation-like buffers are (x, y, c, n); filter-like (s, r, cg, k): dim 2 is channels.
     template <class B>
@@ -82,6 +84,7 @@ protected:
 
 class ConvBwdDataHost : public ConvGeneratorBase<ConvBwdDataHost> {
 public:
+    static constexpr bool kHasWorkspace = false;
     GeneratorParam<int> vec{"vec", BwdDataHostParams{}.vec, 1, 32};
     GeneratorParam<int> tile_c{"tile_c", BwdDataHostParams{}.tile_c, 1, 8};
     GeneratorParam<int> tile_x{"tile_x", BwdDataHostParams{}.tile_x, 1, 16};
@@ -103,6 +106,7 @@ public:
 
 class ConvBwdWeightHost : public ConvGeneratorBase<ConvBwdWeightHost> {
 public:
+    static constexpr bool kHasWorkspace = true;
     GeneratorParam<int> vec{"vec", BwdWeightHostParams{}.vec, 1, 32};
     GeneratorParam<int> tile_c{"tile_c", BwdWeightHostParams{}.tile_c, 1, 8};
     GeneratorParam<int> tile_k{"tile_k", BwdWeightHostParams{}.tile_k, 1, 16};
@@ -113,10 +117,11 @@ public:
         ConvArgs args = make_args(a->dim(3).extent(), a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(),
                                   b->dim(2).extent(), b->dim(1).extent(), b->dim(0).extent(), out->dim(1).extent(),
                                   out->dim(0).extent());
-        BwdWeightGraph g = define_bwd_weight(x, dy, pv, Func(*out), args, dtype, stride_class, filter_class, max_splits);
+        BwdWeightGraph g = define_bwd_weight(x, dy, pv, Func(*ws), Func(*out), args, dtype, stride_class, filter_class, max_splits);
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);
         constrain_filter(*out);
+        for (int d = 0; d < 5; d++) ws->dim(d).set_min(0);
         BwdWeightHostParams p{vec, tile_c, tile_k, max_splits};
         schedule_bwd_weight_host(g, p, args, layout, stride_class, filter_class);
     }

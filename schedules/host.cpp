@@ -71,7 +71,7 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     specialize_out(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) { s.parallel(g.k); });
     g.dw.compute_at(g.out, g.k);
 
-    g.ws.compute_root().parallel(g.sp);
+    g.ws.parallel(g.sp);  // a pipeline output: stage 1, one task per split
     g.partial.compute_at(g.ws, g.sp).reorder_storage(g.cg, g.k, g.s, g.r, g.sp);
     g.partial.split(g.cg, cvo, cvi, V, TailStrategy::GuardWithIf).vectorize(cvi);
     Stage u = g.partial.update();

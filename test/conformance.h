@@ -118,6 +118,17 @@ inline RunResult run_against_reference(ConvProblem p, Direction dir, const std::
         out.fill_random_ints(rng);
         prev = out.to_logical();
     }
+    // The exec names the kernel, so the caller provides the workspace, as a framework would.
+    size_t ws_bytes = 0;
+    convbwd_direction cd = dir == Direction::BwdData ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT;
+    if (convbwd_workspace_size(&cp, cd, to_c(p.dtype), to_c(p.layout), &exec, &ws_bytes) != CONVBWD_SUCCESS) {
+        rr.status = CONVBWD_NO_KERNEL;
+        rr.error = convbwd_last_error();
+        return rr;
+    }
+    std::vector<float> ws(ws_bytes / sizeof(float) + 1);
+    exec.workspace = ws.data();
+    exec.workspace_bytes = ws_bytes;
     convbwd_tensor ta = a.desc(), tb = b.desc(), to = out.desc();
     rr.status = dir == Direction::BwdData ? convbwd_bwd_data(&cp, &ta, &tb, &to, alpha, beta, &exec)
                                           : convbwd_bwd_weight(&cp, &ta, &tb, &to, alpha, beta, &exec);

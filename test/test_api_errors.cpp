@@ -135,6 +135,26 @@ TEST_CASE("unsupported dtype, layout, strides, target") {
     FIELD_CASE(CONVBWD_NO_KERNEL, "cannot implement", e.kernel = "bwdd_f32_nhwc_any_any_host_c1x4");  // layout differs
 }
 
+TEST_CASE("a null or short workspace is refused (backward-weight)") {
+    auto bad_ws = [](void *ws, size_t bytes, const char *needle) {
+        expect_error(Direction::BwdWeight, CONVBWD_BAD_WORKSPACE, needle,
+                     [&](convbwd_problem *&, convbwd_tensor *&, convbwd_tensor *&, convbwd_tensor *&, convbwd_exec &e) {
+                         e.workspace = ws;
+                         e.workspace_bytes = bytes;
+                     });
+    };
+    std::vector<float> small(4);
+    bad_ws(nullptr, 0, "exec.workspace is NULL");
+    bad_ws(small.data(), small.size() * sizeof(float), "exec.workspace_bytes = 16 is less than");
+    Fixture f;
+    convbwd_problem cp = to_c(f.p);
+    size_t bytes = 0;
+    REQUIRE(convbwd_workspace_size(&cp, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NCHW, nullptr, &bytes) == CONVBWD_SUCCESS);
+    CHECK(bytes >= (size_t)f.p.K * (f.p.C / f.p.G) * f.p.R * f.p.S * sizeof(float));  // at least one f32 partial
+    REQUIRE(convbwd_workspace_size(&cp, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, nullptr, &bytes) == CONVBWD_SUCCESS);
+    CHECK(bytes == 0);
+}
+
 TEST_CASE("sizes whose product overflows") {
     FIELD_CASE(CONVBWD_NOT_SUPPORTED, "2^31-1 bytes", (p->n = 100000, p->c = 100000, p->k = 100000));
     FIELD_CASE(CONVBWD_BAD_PARAM, "overflows", (p->h = 2000000000, p->w = 2000000000, p->p = 0, p->q = 0));

@@ -36,7 +36,7 @@ void check_kernel(const char *name, Direction dir, DType dtype, Layout layout) {
 }  // namespace
 
 TEST_SUITE("kernels") {
-#define CONVBWD_KERNEL(name, dir, dtype, layout, stride, filter, on, sched) \
+#define CONVBWD_KERNEL(name, dir, dtype, layout, stride, filter, on, sched, role) \
     TEST_CASE(#name) { check_kernel(#name, Direction::dir, DType::dtype, Layout::layout); }
 #include "kernel_list.inc"
 #undef CONVBWD_KERNEL

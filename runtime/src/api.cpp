@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "internal.h"
 
@@ -164,6 +165,27 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
         if (!k) return report(fail(CONVBWD_NO_KERNEL, "no kernel for " + problem_key(q) + " (CONVBWD_VERBOSE=dispatch says why)"));
     }
 
+    // Workspace: with an exec the caller provides it (NULL or short is an error); without one
+    // (host convenience, as oneDNN's library-managed scratchpad) the call allocates it.
+    const int64_t ws_bytes = workspace_bytes(*k, p);
+    std::vector<float> owned_ws;
+    void *ws_ptr = nullptr;
+    if (ws_bytes > 0) {
+        if (exec) {
+            if (!ex.workspace)
+                return report(fail(CONVBWD_BAD_WORKSPACE, "exec.workspace is NULL but " + std::string(k->name) + " needs " +
+                                                              std::to_string(ws_bytes) + " bytes (convbwd_workspace_size)"));
+            if ((int64_t)ex.workspace_bytes < ws_bytes)
+                return report(fail(CONVBWD_BAD_WORKSPACE, "exec.workspace_bytes = " + std::to_string(ex.workspace_bytes) +
+                                                              " is less than the " + std::to_string(ws_bytes) + " bytes " +
+                                                              k->name + " needs"));
+            ws_ptr = ex.workspace;
+        } else {
+            owned_ws.resize((size_t)ws_bytes / sizeof(float));
+            ws_ptr = owned_ws.data();
+        }
+    }
+
     HalideView a, b, out;
     make_view(args[0], p.dtype, p.layout, &a);
     make_view(args[1], p.dtype, p.layout, &b);
@@ -171,8 +193,27 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     HalideView prev = out;  // out is read (as prev) only when beta != 0
     prev.buf.dim = prev.dim;
     CallContext ctx;
-    int rc = k->fn(&ctx, &a.buf, &b.buf, &prev.buf, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.pad_top,
-                   p.pad_left, p.G, alpha, beta, &out.buf);
+    int rc;
+    if (dir == Direction::BwdData) {
+        rc = k->fn.data(&ctx, &a.buf, &b.buf, &prev.buf, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.pad_top,
+                        p.pad_left, p.G, alpha, beta, &out.buf);
+    } else {
+        // ws(s, r, cg, k, split), packed with s innermost
+        halide_dimension_t wd[5];
+        const int64_t ext[5] = {p.S, p.R, p.C / p.G, p.K, weight_splits(*k, p)};
+        int64_t stride = 1;
+        for (int d = 0; d < 5; d++) {
+            wd[d] = halide_dimension_t(0, (int32_t)ext[d], (int32_t)stride);
+            stride *= ext[d];
+        }
+        halide_buffer_t ws{};
+        ws.host = (uint8_t *)ws_ptr;
+        ws.type = halide_type_t(halide_type_float, 32);
+        ws.dimensions = 5;
+        ws.dim = wd;
+        rc = k->fn.weight(&ctx, &a.buf, &b.buf, &prev.buf, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w,
+                          p.pad_top, p.pad_left, p.G, alpha, beta, &ws, &out.buf);
+    }
     if (rc != 0)
         return report(fail(CONVBWD_EXECUTION_FAILED, std::string(k->name) + " failed (" + std::to_string(rc) + "): " + ctx.error));
     t_last_error.clear();
@@ -246,10 +287,12 @@ convbwd_status convbwd_select_kernel(const convbwd_problem *problem, convbwd_dir
 convbwd_status convbwd_workspace_size(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
                                       convbwd_layout layout, const convbwd_exec *exec, size_t *bytes) {
     if (!bytes) return report(fail(CONVBWD_NULL_POINTER, "bytes is NULL"));
-    Query q;
-    convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
+    const char *name = nullptr;
+    convbwd_status st = convbwd_select_kernel(problem, direction, dtype, layout, exec, &name);
     if (st != CONVBWD_SUCCESS) return st;
-    *bytes = 0;  // host kernels keep their split-reduction partials in Halide-managed memory
+    ConvProblem p;
+    validate_problem(problem, &p);
+    *bytes = (size_t)workspace_bytes(*find_kernel(name), p);
     return CONVBWD_SUCCESS;
 }
 

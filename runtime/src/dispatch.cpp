@@ -68,6 +68,7 @@ const KernelInfo *select_kernel(const Query &q) {
         }
     }
     for (const KernelInfo *k = kernels_begin(); k != kernels_end(); ++k) {
+        if (k->baseline) continue;  // baselines run only when named
         std::string why = cannot_implement(*k, q);
         if (why.empty()) {
             if (verbose) std::fprintf(stderr, "convbwd dispatch: [%s] chose %s\n", key.c_str(), k->name);

@@ -9,11 +9,19 @@
 
 namespace convbwd {
 
-// Every kernel has this signature (generators/generators.cpp):
-// (user_context, a, b, prev, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left, groups,
-//  alpha, beta, out)
-using ConvFn = int (*)(const void *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int, int, int, int, int,
-                       int, int, float, float, halide_buffer_t *);
+// Kernel signatures (generators/generators.cpp): (user_context, a, b, prev, stride_h, stride_w,
+// dilation_h, dilation_w, pad_top, pad_left, groups, alpha, beta, [ws,] out). Backward-weight
+// kernels also write their f32 split-reduction partials to ws (the caller's workspace).
+using BwdDataFn = int (*)(const void *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int, int, int, int,
+                          int, int, int, float, float, halide_buffer_t *);
+using BwdWeightFn = int (*)(const void *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int, int, int,
+                            int, int, int, int, float, float, halide_buffer_t *, halide_buffer_t *);
+struct KernelFn {
+    BwdDataFn data = nullptr;
+    BwdWeightFn weight = nullptr;
+    KernelFn(BwdDataFn f) : data(f) {}  // NOLINT: the registry initialiser picks by signature
+    KernelFn(BwdWeightFn f) : weight(f) {}
+};
 
 struct KernelInfo {
     const char *name;
@@ -24,8 +32,14 @@ struct KernelInfo {
     FilterClass filter;
     Device device;
     const char *schedule;
-    ConvFn fn;
+    bool baseline;  // a comparison baseline (e.g. scatter-then-conv): run only when forced by name
+    KernelFn fn;
 };
+
+// Workspace bytes kernel k needs for problem p (backward-weight: the f32 partials).
+int64_t workspace_bytes(const KernelInfo &k, const ConvProblem &p);
+// Number of reduction splits of a backward-weight kernel on p.
+int64_t weight_splits(const KernelInfo &k, const ConvProblem &p);
 
 // The registry, in kernel-list order (= dispatch priority).
 const KernelInfo *kernels_begin();

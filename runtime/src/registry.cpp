@@ -1,30 +1,43 @@
 // The kernel registry, generated from the kernel list (schedules/variants.cmake).
 #include <cstring>
+#include <sstream>
 #include <type_traits>
 
 #include "all_kernels.h"
 #include "internal.h"
+#include "schedules/params.h"
 
 namespace convbwd {
 namespace {
 
+// A kernel whose signature matches neither function type fails to compile here.
 const KernelInfo kKernels[] = {
-#define CONVBWD_KERNEL(name, dir, dtype, layout, stride, filter, on, sched)                                       \
-    {#name,        Direction::dir, DType::dtype, Layout::layout, StrideClass::stride, FilterClass::filter, \
-     Device::on, sched,          &kernels::name},
+#define CONVBWD_KERNEL(name, dir, dtype, layout, stride, filter, on, sched, role)                               \
+    {#name,      Direction::dir, DType::dtype, Layout::layout, StrideClass::stride, FilterClass::filter, \
+     Device::on, sched,          role,         KernelFn(&kernels::name)},
 #include "kernel_list.inc"
 #undef CONVBWD_KERNEL
 };
-
-#define CONVBWD_KERNEL(name, dir, dtype, layout, stride, filter, on, sched) \
-    static_assert(std::is_same_v<decltype(&kernels::name), ConvFn>, #name " does not have the ConvFn signature");
-#include "kernel_list.inc"
-#undef CONVBWD_KERNEL
 
 }  // namespace
 
 const KernelInfo *kernels_begin() { return kKernels; }
 const KernelInfo *kernels_end() { return kKernels + sizeof(kKernels) / sizeof(kKernels[0]); }
+
+int64_t weight_splits(const KernelInfo &k, const ConvProblem &p) {
+    BwdWeightHostParams params;
+    std::istringstream in(k.schedule);
+    for (std::string kv; in >> kv;) {
+        size_t eq = kv.find('=');
+        if (eq != std::string::npos) set_param(params, kv.substr(0, eq), kv.substr(eq + 1));
+    }
+    return wgrad_splits((int64_t)p.N * p.P, params.max_splits);
+}
+
+int64_t workspace_bytes(const KernelInfo &k, const ConvProblem &p) {
+    if (k.dir != Direction::BwdWeight) return 0;
+    return (int64_t)p.K * (p.C / p.G) * p.R * p.S * weight_splits(k, p) * (int64_t)sizeof(float);
+}
 
 const KernelInfo *find_kernel(const std::string &name) {
     for (const KernelInfo *k = kernels_begin(); k != kernels_end(); ++k)
