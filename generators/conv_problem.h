@@ -104,6 +104,24 @@ inline int64_t useful_macs(const ConvProblem &p) {
            valid_taps_1d(p.H, p.P, p.R, p.pad_top, p.stride_h, p.dilation_h) *
            valid_taps_1d(p.W, p.Q, p.S, p.pad_left, p.stride_w, p.dilation_w);
 }
+// Multiply-adds the phase-decomposed backward-data executes (every tap that lands on a whole dy
+// position of its phase, inside dy or on its zero border), before tile waste: taps are never
+// visited for positions no tap reaches. Over useful_macs() this is the border overhead.
+inline int64_t executed_macs_phases(const ConvProblem &p) {
+    auto per_dim = [](int64_t in, int64_t filter, int64_t pad, int64_t stride, int64_t dil) {
+        int64_t n = 0;
+        for (int64_t x = 0; x < in; x++)
+            for (int64_t r = 0; r < filter; r++) n += ((x + pad - r * dil) % stride + stride) % stride == 0;
+        return n;
+    };
+    return (int64_t)p.N * p.K * (p.C / p.G) * per_dim(p.H, p.R, p.pad_top, p.stride_h, p.dilation_h) *
+           per_dim(p.W, p.S, p.pad_left, p.stride_w, p.dilation_w);
+}
+// Multiply-adds of scatter-then-conv: every tap at every dx position, zeros included.
+inline int64_t executed_macs_scatter(const ConvProblem &p) {
+    return (int64_t)p.N * p.K * (p.C / p.G) * p.H * p.W * p.R * p.S;
+}
+
 // Nominal FLOPs as everyone reports them: 2*N*K*(C/G)*P*Q*R*S, as for forward.
 inline double nominal_flops(const ConvProblem &p) {
     return 2.0 * p.N * p.K * (double)(p.C / p.G) * p.P * p.Q * p.R * p.S;

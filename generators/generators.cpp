@@ -104,6 +104,38 @@ public:
     }
 };
 
+// Scatter-then-conv backward-data: materialise the zero-inserted dy (what IREE's baseline and
+// naive transposed convolutions do) and run the stride-1 algorithm over it. A comparison
+// baseline only (kernel list BASELINE): it executes stride_h * stride_w times the useful work.
+class ConvBwdDataScatterHost : public ConvGeneratorBase<ConvBwdDataScatterHost> {
+public:
+    static constexpr bool kHasWorkspace = false;
+    GeneratorParam<int> vec{"vec", BwdDataHostParams{}.vec, 1, 32};
+    GeneratorParam<int> tile_c{"tile_c", BwdDataHostParams{}.tile_c, 1, 8};
+    GeneratorParam<int> tile_x{"tile_x", BwdDataHostParams{}.tile_x, 1, 16};
+
+    void generate() {
+        Func dy = *a, w = *b, pv = *prev;
+        ConvArgs args = make_args(out->dim(3).extent(), out->dim(2).extent(), out->dim(1).extent(),
+                                  out->dim(0).extent(), a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(),
+                                  b->dim(1).extent(), b->dim(0).extent());
+        // dyz: dy with stride-1 zeros between its elements, (P-1)*stride_h + 1 rows.
+        Var q("q"), p("p"), k("k"), n("n");
+        Func dyz("dyz");
+        Expr on_grid = q % args.stride_w == 0 && p % args.stride_h == 0;
+        dyz(q, p, k, n) = select(on_grid, dy(q / args.stride_w, p / args.stride_h, k, n), cast(storage_type(dtype), 0));
+        ConvArgs z = args;
+        z.P = (args.P - 1) * args.stride_h + 1;
+        z.Q = (args.Q - 1) * args.stride_w + 1;
+        BwdDataGraph g = define_bwd_data(dyz, w, pv, Func(*out), z, dtype, StrideClass::S1, filter_class);
+        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
+        constrain_layout(*out);
+        BwdDataHostParams prm{vec, tile_c, tile_x};
+        schedule_bwd_data_host(g, prm, z, layout, StrideClass::S1, filter_class);
+        dyz.compute_root().parallel(n);  // the materialised scatter (a memset + a strided copy)
+    }
+};
+
 class ConvBwdWeightHost : public ConvGeneratorBase<ConvBwdWeightHost> {
 public:
     static constexpr bool kHasWorkspace = true;
@@ -132,3 +164,4 @@ public:
 
 HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataHost, conv_bwd_data_host)
 HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdWeightHost, conv_bwd_weight_host)
+HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataScatterHost, conv_bwd_data_scatter_host)

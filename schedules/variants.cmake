@@ -24,6 +24,14 @@ foreach (dtype IN ITEMS f16 bf16)
     endforeach ()
 endforeach ()
 
+# Comparison baseline, never dispatched: scatter-then-conv backward-data (driver --compare scatter).
+foreach (dtype IN ITEMS f32 f16 bf16)
+    conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT nhwc STRIDE any FILTER any ON host TAG scatter
+                GENERATOR conv_bwd_data_scatter_host BASELINE SCHEDULE tile_c=2 tile_x=4)
+endforeach ()
+conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE any FILTER any ON host TAG scatter
+            GENERATOR conv_bwd_data_scatter_host BASELINE SCHEDULE tile_c=2 tile_x=4)
+
 # Generic fallbacks: every dtype and layout, every valid problem. Keep last.
 foreach (dtype IN ITEMS f32 f16 bf16)
     foreach (layout IN ITEMS nhwc nchw)
