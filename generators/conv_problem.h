@@ -17,7 +17,7 @@ enum class DType { F32, F16, BF16 };
 enum class Layout { NCHW, NHWC };  // activations NCHW with filters KCYX; NHWC with KYXC
 enum class StrideClass { S1, S2, Any };
 enum class FilterClass { K1, K3, Any };  // K1: 1x1 with pad 0; K3: 3x3 with dilation 1
-enum class Device { Host, Gpu };
+enum class Device { Host, OpenCL, Cuda, AmdGpu };  // where a kernel runs (its build target)
 
 struct ConvProblem {
     int N = 1, C = 1, H = 1, W = 1;  // x and dx
@@ -69,7 +69,9 @@ inline const char *to_string(DType t) { return t == DType::F32 ? "f32" : t == DT
 inline const char *to_string(Layout l) { return l == Layout::NCHW ? "nchw" : "nhwc"; }
 inline const char *to_string(StrideClass s) { return s == StrideClass::S1 ? "s1" : s == StrideClass::S2 ? "s2" : "any"; }
 inline const char *to_string(FilterClass f) { return f == FilterClass::K1 ? "k1" : f == FilterClass::K3 ? "k3" : "any"; }
-inline const char *to_string(Device d) { return d == Device::Host ? "host" : "gpu"; }
+inline const char *to_string(Device d) {
+    return d == Device::Host ? "host" : d == Device::OpenCL ? "opencl" : d == Device::Cuda ? "cuda" : "amdgpu";
+}
 
 inline int dtype_bytes(DType t) { return t == DType::F32 ? 4 : 2; }
 

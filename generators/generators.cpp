@@ -159,9 +159,58 @@ public:
     }
 };
 
+class ConvBwdDataGpu : public ConvGeneratorBase<ConvBwdDataGpu> {
+public:
+    static constexpr bool kHasWorkspace = false;
+    GeneratorParam<int> tile_c{"tile_c", BwdDataGpuParams{}.tile_c, 1, 16};
+    GeneratorParam<int> tile_x{"tile_x", BwdDataGpuParams{}.tile_x, 1, 16};
+    GeneratorParam<int> threads_c{"threads_c", BwdDataGpuParams{}.threads_c, 1, 1024};
+    GeneratorParam<int> threads_x{"threads_x", BwdDataGpuParams{}.threads_x, 1, 1024};
+
+    void generate() {
+        Func dy = *a, w = *b, pv = *prev;
+        ConvArgs args = make_args(out->dim(3).extent(), out->dim(2).extent(), out->dim(1).extent(),
+                                  out->dim(0).extent(), a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(),
+                                  b->dim(1).extent(), b->dim(0).extent());
+        BwdDataGraph g = define_bwd_data(dy, w, pv, Func(*out), args, dtype, stride_class, filter_class);
+        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
+        constrain_layout(*out);
+        constrain_filter(*b);
+        BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x};
+        schedule_bwd_data_gpu(g, p, args, layout, stride_class, filter_class);
+    }
+};
+
+class ConvBwdWeightGpu : public ConvGeneratorBase<ConvBwdWeightGpu> {
+public:
+    static constexpr bool kHasWorkspace = true;
+    GeneratorParam<int> tile_c{"tile_c", BwdWeightGpuParams{}.tile_c, 1, 16};
+    GeneratorParam<int> tile_k{"tile_k", BwdWeightGpuParams{}.tile_k, 1, 16};
+    GeneratorParam<int> threads_c{"threads_c", BwdWeightGpuParams{}.threads_c, 1, 1024};
+    GeneratorParam<int> threads_k{"threads_k", BwdWeightGpuParams{}.threads_k, 1, 1024};
+    GeneratorParam<int> max_splits{"max_splits", BwdWeightGpuParams{}.max_splits, 1, 65536};
+
+    void generate() {
+        Func x = *a, dy = *b, pv = *prev;
+        ConvArgs args = make_args(a->dim(3).extent(), a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(),
+                                  b->dim(2).extent(), b->dim(1).extent(), b->dim(0).extent(), out->dim(1).extent(),
+                                  out->dim(0).extent());
+        BwdWeightGraph g = define_bwd_weight(x, dy, pv, Func(*ws), Func(*out), args, dtype, stride_class,
+                                             filter_class, max_splits);
+        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
+        constrain_layout(*out);
+        constrain_filter(*out);
+        for (int d = 0; d < 5; d++) ws->dim(d).set_min(0);
+        BwdWeightGpuParams p{tile_c, tile_k, threads_c, threads_k, max_splits};
+        schedule_bwd_weight_gpu(g, p, args, layout, stride_class, filter_class);
+    }
+};
+
 }  // namespace
 }  // namespace convbwd
 
 HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataHost, conv_bwd_data_host)
 HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdWeightHost, conv_bwd_weight_host)
 HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataScatterHost, conv_bwd_data_scatter_host)
+HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataGpu, conv_bwd_data_gpu)
+HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdWeightGpu, conv_bwd_weight_gpu)

@@ -38,6 +38,38 @@ struct BwdWeightHostParams {
     }
 };
 
+// GPU schedules (CUDA, OpenCL, AMDGPU through OpenCL C). Block sizes are kept multiples of 64
+// threads so AMD's 64-wide wavefronts fill (threads_c * threads_x % 64 == 0).
+struct BwdDataGpuParams {
+    int tile_c = 4;      // [1..8] channels per thread (registers)
+    int tile_x = 4;      // [1..8] output columns (per stride phase) per thread (registers)
+    int threads_c = 16;  // {8, 16, 32, 64} threads along the channel tiles
+    int threads_x = 8;   // {2, 4, 8, 16} threads along the column tiles; (A) tile_c*tile_x <= 64
+    template <class Self, class F>
+    static void visit(Self &&s, F f) {
+        f(s.tile_c, "tile_c");
+        f(s.tile_x, "tile_x");
+        f(s.threads_c, "threads_c");
+        f(s.threads_x, "threads_x");
+    }
+};
+
+struct BwdWeightGpuParams {
+    int tile_c = 4;        // [1..8] input channels per thread (registers)
+    int tile_k = 4;        // [1..8] output channels per thread (registers)
+    int threads_c = 16;    // {8, 16, 32} threads along input-channel tiles
+    int threads_k = 8;     // {4, 8, 16} threads along output-channel tiles
+    int max_splits = 64;   // [1..1024] partial sums over N*P rows: parallelism for the reduction
+    template <class Self, class F>
+    static void visit(Self &&s, F f) {
+        f(s.tile_c, "tile_c");
+        f(s.tile_k, "tile_k");
+        f(s.threads_c, "threads_c");
+        f(s.threads_k, "threads_k");
+        f(s.max_splits, "max_splits");
+    }
+};
+
 // Space-separated "key=value" string of a params struct, in visit() order.
 template <class Params>
 std::string to_string(const Params &p) {

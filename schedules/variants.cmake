@@ -39,3 +39,29 @@ foreach (dtype IN ITEMS f32 f16 bf16)
         conv_kernel(DIR bwd_weight DTYPE ${dtype} LAYOUT ${layout} STRIDE any FILTER any ON host TAG c1k4 SCHEDULE tile_c=1 tile_k=4)
     endforeach ()
 endforeach ()
+
+# GPU kernels (CUDA, OpenCL; CONVBWD_TARGETS picks which are built). Thread tiles are
+# tile_c x tile_x registers; blocks are threads_c x threads_x = 128 threads (two AMD wavefronts).
+foreach (layout IN ITEMS nhwc nchw)
+    foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k1" "s2;k3")
+        list(GET sf 0 s)
+        list(GET sf 1 f)
+        conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4
+                    SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8)
+        conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4
+                    SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=64)
+    endforeach ()
+endforeach ()
+foreach (dtype IN ITEMS f32 f16 bf16)
+    set(skip none)
+    if (dtype STREQUAL "f16")
+        set(skip opencl)
+    endif ()
+    foreach (layout IN ITEMS nhwc nchw)
+        # PoCL (the CI's OpenCL) has no cl_khr_fp16: f16 runs on CUDA only for now.
+        conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT ${layout} STRIDE any FILTER any ON gpu TAG c2x2
+                    SKIP_ON ${skip} SCHEDULE tile_c=2 tile_x=2 threads_c=16 threads_x=8)
+        conv_kernel(DIR bwd_weight DTYPE ${dtype} LAYOUT ${layout} STRIDE any FILTER any ON gpu TAG c2k2
+                    SKIP_ON ${skip} SCHEDULE tile_c=2 tile_k=2 threads_c=16 threads_k=8 max_splits=64)
+    endforeach ()
+endforeach ()

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "device_glue.h"
 #include "internal.h"
 
 namespace convbwd {
@@ -12,19 +13,18 @@ namespace {
 
 thread_local std::string t_last_error;
 
-// Passed to every kernel as its user_context, so a kernel's error message reaches this call.
-struct CallContext {
-    std::string error;
-};
-
 
 extern "C" void convbwd_halide_error(void *uc, const char *msg) {
     if (uc) static_cast<CallContext *>(uc)->error += msg;
 }
 
-struct ErrorHandlerInstaller {
-    ErrorHandlerInstaller() { halide_set_error_handler(&convbwd_halide_error); }
-} g_install_error_handler;
+struct RuntimeSetup {
+    RuntimeSetup() {
+        halide_set_error_handler(&convbwd_halide_error);
+        // Keep device allocations Halide makes inside a pipeline for the next call.
+        halide_reuse_device_allocations(nullptr, true);
+    }
+} g_runtime_setup;
 
 struct TensorArg {
     const char *name;  // "dy", "w", ... (for messages)
@@ -180,7 +180,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
                                                               " is less than the " + std::to_string(ws_bytes) + " bytes " +
                                                               k->name + " needs"));
             ws_ptr = ex.workspace;
-        } else {
+        } else {  // exec == NULL: host target
             owned_ws.resize((size_t)ws_bytes / sizeof(float));
             ws_ptr = owned_ws.data();
         }
@@ -193,27 +193,50 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     HalideView prev = out;  // out is read (as prev) only when beta != 0
     prev.buf.dim = prev.dim;
     CallContext ctx;
-    int rc;
-    if (dir == Direction::BwdData) {
-        rc = k->fn.data(&ctx, &a.buf, &b.buf, &prev.buf, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.pad_top,
-                        p.pad_left, p.G, alpha, beta, &out.buf);
-    } else {
-        // ws(s, r, cg, k, split), packed with s innermost
-        halide_dimension_t wd[5];
+    ctx.stream = ex.stream;
+    const bool on_device = q.device != Device::Host;
+    // ws(s, r, cg, k, split), packed with s innermost
+    halide_dimension_t wd[5];
+    halide_buffer_t ws{};
+    if (dir == Direction::BwdWeight) {
         const int64_t ext[5] = {p.S, p.R, p.C / p.G, p.K, weight_splits(*k, p)};
         int64_t stride = 1;
         for (int d = 0; d < 5; d++) {
             wd[d] = halide_dimension_t(0, (int32_t)ext[d], (int32_t)stride);
             stride *= ext[d];
         }
-        halide_buffer_t ws{};
         ws.host = (uint8_t *)ws_ptr;
         ws.type = halide_type_t(halide_type_float, 32);
         ws.dimensions = 5;
         ws.dim = wd;
+    }
+    std::vector<halide_buffer_t *> wrapped;
+    auto detach_all = [&] {
+        for (halide_buffer_t *b : wrapped) detach_device(q.device, &ctx, b);
+    };
+    if (on_device) {
+        std::pair<halide_buffer_t *, void *> bufs[] = {{&a.buf, args[0].t->data}, {&b.buf, args[1].t->data},
+                                                       {&prev.buf, args[2].t->data}, {&out.buf, args[2].t->data},
+                                                       {&ws, ws_ptr}};
+        for (auto &bp : bufs) {
+            if (bp.first == &ws && dir != Direction::BwdWeight) continue;
+            Status w = wrap_device(q.device, &ctx, bp.first, bp.second);
+            if (!w.ok()) {
+                detach_all();
+                return report(fail(w.code, w.message + ": " + ctx.error));
+            }
+            wrapped.push_back(bp.first);
+        }
+    }
+    int rc;
+    if (dir == Direction::BwdData) {
+        rc = k->fn.data(&ctx, &a.buf, &b.buf, &prev.buf, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.pad_top,
+                        p.pad_left, p.G, alpha, beta, &out.buf);
+    } else {
         rc = k->fn.weight(&ctx, &a.buf, &b.buf, &prev.buf, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w,
                           p.pad_top, p.pad_left, p.G, alpha, beta, &ws, &out.buf);
     }
+    detach_all();
     if (rc != 0)
         return report(fail(CONVBWD_EXECUTION_FAILED, std::string(k->name) + " failed (" + std::to_string(rc) + "): " + ctx.error));
     t_last_error.clear();
@@ -308,7 +331,10 @@ convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc) {
     desc->direction = k.dir == Direction::BwdData ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT;
     desc->dtype = (convbwd_dtype)k.dtype;
     desc->layout = k.layout == Layout::NCHW ? CONVBWD_NCHW : CONVBWD_NHWC;
-    desc->target = CONVBWD_TARGET_HOST;
+    desc->target = k.device == Device::Host     ? CONVBWD_TARGET_HOST
+                   : k.device == Device::OpenCL ? CONVBWD_TARGET_OPENCL
+                   : k.device == Device::Cuda   ? CONVBWD_TARGET_CUDA
+                                                : CONVBWD_TARGET_AMDGPU;
     desc->stride_class = to_string(k.stride);
     desc->filter_class = to_string(k.filter);
     desc->schedule = k.schedule;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "device_glue.h"
 #include "internal.h"
 
 namespace convbwd {
@@ -85,14 +86,17 @@ const KernelInfo *select_kernel(const Query &q) {
 
 Status device_of(convbwd_target t, Device *d) {
     switch (t) {
-    case CONVBWD_TARGET_HOST: *d = Device::Host; return {};
-    case CONVBWD_TARGET_OPENCL:
-    case CONVBWD_TARGET_CUDA:
-    case CONVBWD_TARGET_AMDGPU:
-        return fail(CONVBWD_NOT_SUPPORTED, "exec.target = " + std::to_string((int)t) +
-                                               ": this build of convbwd has host kernels only");
+    case CONVBWD_TARGET_HOST: *d = Device::Host; break;
+    case CONVBWD_TARGET_OPENCL: *d = Device::OpenCL; break;
+    case CONVBWD_TARGET_CUDA: *d = Device::Cuda; break;
+    case CONVBWD_TARGET_AMDGPU: *d = Device::AmdGpu; break;
+    default:
+        return fail(CONVBWD_BAD_PARAM, "exec.target = " + std::to_string((int)t) + " is not a convbwd_target");
     }
-    return fail(CONVBWD_BAD_PARAM, "exec.target = " + std::to_string((int)t) + " is not a convbwd_target");
+    if (!device_compiled(*d))
+        return fail(CONVBWD_NOT_SUPPORTED, std::string("exec.target = ") + to_string(*d) +
+                                               ": this build of convbwd has no kernels for it (CONVBWD_TARGETS)");
+    return {};
 }
 
 }  // namespace convbwd

@@ -1,0 +1,25 @@
+// Device glue: how the runtime hands a caller's device memory and stream to Halide's GPU
+// runtimes (CUDA, OpenCL), so kernels run on the caller's context and stream with no copies.
+#pragma once
+
+#include <string>
+
+#include "HalideRuntime.h"
+#include "internal.h"
+
+namespace convbwd {
+
+// Passed to every kernel as its user_context: the stream to run on and the kernel's error text.
+struct CallContext {
+    void *stream = nullptr;  // cudaStream_t / cl_command_queue (NULL = default)
+    std::string error;
+};
+
+// Wraps caller memory `ptr` (device pointer or cl_mem) in buf for device d; undo with detach.
+Status wrap_device(Device d, CallContext *ctx, halide_buffer_t *buf, void *ptr);
+void detach_device(Device d, CallContext *ctx, halide_buffer_t *buf);
+
+// Whether this build has kernels and a runtime for device d.
+bool device_compiled(Device d);
+
+}  // namespace convbwd
