@@ -6,3 +6,10 @@ bash "$here/scripts/build.sh"
 build=${BUILD_DIR:-$here/build}
 cd "$build"
 ctest --output-on-failure -j "$(nproc)"
+
+# Install, then build and run the example against the installed CMake package.
+venv=${CONVBWD_VENV:-$here/.venv}
+"$venv/bin/cmake" --install "$build" --prefix "$build/install" >/dev/null
+"$venv/bin/cmake" -G Ninja -S "$here/apps/examples" -B "$build/example" -DCMAKE_PREFIX_PATH="$build/install" >/dev/null
+"$venv/bin/cmake" --build "$build/example" >/dev/null
+"$build/example/bwd_example"

@@ -12,6 +12,9 @@
 #include "common/shapes.h"
 #include "common/tensor.h"
 #include "common/verify.h"
+#if defined(CONVBWD_WITH_CUDA) || defined(CONVBWD_WITH_OPENCL)
+#include "common/device_memory.h"
+#endif
 #include "convbwd/convbwd.h"
 
 namespace convbwd::test {
@@ -83,14 +86,34 @@ struct RunResult {
     VerifyResult verify;
 };
 
+inline convbwd_target target_of(Device d) {
+    return d == Device::Host     ? CONVBWD_TARGET_HOST
+           : d == Device::OpenCL ? CONVBWD_TARGET_OPENCL
+           : d == Device::Cuda   ? CONVBWD_TARGET_CUDA
+                                 : CONVBWD_TARGET_AMDGPU;
+}
+
+// Whether tests can run kernels of device d here; *why says why not.
+inline bool device_usable(Device d, std::string *why) {
+    if (d == Device::Host) return true;
+#if defined(CONVBWD_WITH_CUDA) || defined(CONVBWD_WITH_OPENCL)
+    if (d == Device::Cuda) return device_available(DeviceKind::Cuda, why);
+    if (d == Device::OpenCL) return device_available(DeviceKind::OpenCL, why);
+#endif
+    *why = std::string("no ") + to_string(d) + " device support in this test build";
+    return false;
+}
+
 // Runs `kernel` (or the dispatcher when empty) on p with fresh random inputs and compares with
-// the reference. The output is poisoned with NaN first; beta = 0 must not read it.
+// the reference. The output is poisoned with NaN first; beta = 0 must not read it. On a GPU
+// device the tensors and the workspace live in device memory and the call runs on its queue.
 inline RunResult run_against_reference(ConvProblem p, Direction dir, const std::string &kernel, std::mt19937 &rng,
-                                       float alpha = 1.0f, float beta = 0.0f) {
+                                       float alpha = 1.0f, float beta = 0.0f, Device device = Device::Host) {
     RunResult rr;
     convbwd_problem cp = to_c(p);
     convbwd_exec exec{};
     exec.kernel = kernel.empty() ? nullptr : kernel.c_str();
+    exec.target = target_of(device);
     HostTensor a, b, out;
     if (dir == Direction::BwdData) {
         a = HostTensor(dy_dims(p), p.dtype, p.layout);
@@ -130,8 +153,39 @@ inline RunResult run_against_reference(ConvProblem p, Direction dir, const std::
     exec.workspace = ws.data();
     exec.workspace_bytes = ws_bytes;
     convbwd_tensor ta = a.desc(), tb = b.desc(), to = out.desc();
-    rr.status = dir == Direction::BwdData ? convbwd_bwd_data(&cp, &ta, &tb, &to, alpha, beta, &exec)
-                                          : convbwd_bwd_weight(&cp, &ta, &tb, &to, alpha, beta, &exec);
+    auto call = [&] {
+        return dir == Direction::BwdData ? convbwd_bwd_data(&cp, &ta, &tb, &to, alpha, beta, &exec)
+                                         : convbwd_bwd_weight(&cp, &ta, &tb, &to, alpha, beta, &exec);
+    };
+    if (device == Device::Host) {
+        rr.status = call();
+    } else {
+#if defined(CONVBWD_WITH_CUDA) || defined(CONVBWD_WITH_OPENCL)
+        DeviceKind kind = device == Device::Cuda ? DeviceKind::Cuda : DeviceKind::OpenCL;
+        std::string err;
+        auto da = DeviceBuffer::create(kind, a.storage.size(), &err), db = DeviceBuffer::create(kind, b.storage.size(), &err),
+             dout = DeviceBuffer::create(kind, out.storage.size(), &err), dws = DeviceBuffer::create(kind, ws_bytes, &err);
+        if (!da || !db || !dout || !dws || !da->upload(a.storage.data(), a.storage.size()) ||
+            !db->upload(b.storage.data(), b.storage.size()) || !dout->upload(out.storage.data(), out.storage.size())) {
+            rr.status = CONVBWD_DEVICE_ERROR;
+            rr.error = "device buffers: " + err;
+            return rr;
+        }
+        ta.data = da->handle(), tb.data = db->handle(), to.data = dout->handle();
+        exec.workspace = dws->handle();
+        if (device == Device::OpenCL) exec.stream = opencl_queue();
+        rr.status = call();
+        if (rr.status == CONVBWD_SUCCESS && (!device_synchronize(kind, &err) || !dout->download(out.storage.data(), out.storage.size()))) {
+            rr.status = CONVBWD_DEVICE_ERROR;
+            rr.error = "after the call: " + err + dout->last_error();
+            return rr;
+        }
+#else
+        rr.status = CONVBWD_NOT_SUPPORTED;
+        rr.error = "no device support in this test build";
+        return rr;
+#endif
+    }
     if (rr.status != CONVBWD_SUCCESS) {
         rr.error = convbwd_last_error();
         return rr;

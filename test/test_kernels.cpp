@@ -7,7 +7,12 @@ using namespace convbwd::test;
 
 namespace {
 
-void check_kernel(const char *name, Direction dir, DType dtype, Layout layout) {
+void check_kernel(const char *name, Direction dir, DType dtype, Layout layout, Device device) {
+    std::string why;
+    if (!device_usable(device, &why)) {
+        MESSAGE("[SKIP] ", std::string(name), ": ", why);
+        return;
+    }
     static const std::vector<ConvProblem> problems = conformance_problems();
     std::mt19937 rng(std::hash<std::string>{}(name));
     int tested = 0;
@@ -17,12 +22,13 @@ void check_kernel(const char *name, Direction dir, DType dtype, Layout layout) {
         convbwd_problem cp = to_c(p);
         convbwd_exec exec{};
         exec.kernel = name;
+        exec.target = target_of(device);
         const char *chosen = nullptr;
         if (convbwd_select_kernel(&cp, dir == Direction::BwdData ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT, to_c(dtype),
                                   to_c(layout), &exec, &chosen) != CONVBWD_SUCCESS)
             continue;  // outside the kernel's class (CUTLASS routing)
         CAPTURE(describe(p, dir));
-        RunResult r = run_against_reference(p, dir, name, rng);
+        RunResult r = run_against_reference(p, dir, name, rng, 1.0f, 0.0f, device);
         REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
         CHECK_MESSAGE(r.verify.unwritten == 0, r.verify.unwritten, " elements not written; ", r.verify.first_bad);
         CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
@@ -37,7 +43,7 @@ void check_kernel(const char *name, Direction dir, DType dtype, Layout layout) {
 
 TEST_SUITE("kernels") {
 #define CONVBWD_KERNEL(name, dir, dtype, layout, stride, filter, on, sched, role) \
-    TEST_CASE(#name) { check_kernel(#name, Direction::dir, DType::dtype, Layout::layout); }
+    TEST_CASE(#name) { check_kernel(#name, Direction::dir, DType::dtype, Layout::layout, Device::on); }
 #include "kernel_list.inc"
 #undef CONVBWD_KERNEL
 

@@ -24,14 +24,25 @@ const KernelInfo kKernels[] = {
 const KernelInfo *kernels_begin() { return kKernels; }
 const KernelInfo *kernels_end() { return kKernels + sizeof(kKernels) / sizeof(kKernels[0]); }
 
-int64_t weight_splits(const KernelInfo &k, const ConvProblem &p) {
-    BwdWeightHostParams params;
+namespace {
+// The kernel's schedule parameters: the struct's defaults (as the generator had them) overridden
+// by the kernel list's key=value string.
+template <class Params>
+Params parse_schedule(const KernelInfo &k) {
+    Params params;
     std::istringstream in(k.schedule);
     for (std::string kv; in >> kv;) {
         size_t eq = kv.find('=');
         if (eq != std::string::npos) set_param(params, kv.substr(0, eq), kv.substr(eq + 1));
     }
-    return wgrad_splits((int64_t)p.N * p.P, params.max_splits);
+    return params;
+}
+}  // namespace
+
+int64_t weight_splits(const KernelInfo &k, const ConvProblem &p) {
+    int max_splits = k.device == Device::Host ? parse_schedule<BwdWeightHostParams>(k).max_splits
+                                              : parse_schedule<BwdWeightGpuParams>(k).max_splits;
+    return wgrad_splits((int64_t)p.N * p.P, max_splits);
 }
 
 int64_t workspace_bytes(const KernelInfo &k, const ConvProblem &p) {
