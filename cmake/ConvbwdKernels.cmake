@@ -137,11 +137,10 @@ macro(_conv_kernel_amdgpu)
     add_custom_command(OUTPUT ${cl}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${gen_dir}
         COMMAND convbwd.generator -g ${generator} -f ${name} -o ${gen_dir} -e c_source
-                target=${CONVBWD_HOST_TARGET}-opencl-user_context dtype=${K_DTYPE} layout=${K_LAYOUT}
+                target=${CONVBWD_HOST_TARGET}-opencl-cl_half-user_context dtype=${K_DTYPE} layout=${K_LAYOUT}
                 stride_class=${K_STRIDE} filter_class=${K_FILTER} ${K_SCHEDULE}
-        COMMAND ${CMAKE_COMMAND} -DIN=${gen_dir}/${name}.halide_generated.cpp -DOUT=${cl}
-                -P ${PROJECT_SOURCE_DIR}/cmake/extract_opencl.cmake
-        DEPENDS convbwd.generator ${PROJECT_SOURCE_DIR}/cmake/extract_opencl.cmake
+        COMMAND convbwd_extract_opencl ${gen_dir}/${name}.halide_generated.cpp ${cl}
+        DEPENDS convbwd.generator convbwd_extract_opencl
         COMMENT "OpenCL C of ${name}"
         VERBATIM)
     convbwd_amdgpu_code_objects(TARGET ${name} SOURCE ${cl} ARCHS ${CONVBWD_AMDGPU_ARCHS} OUT_VAR co DEPENDS ${cl})

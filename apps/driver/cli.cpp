@@ -1,0 +1,354 @@
+#include "apps/driver/cli.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/tensor.h"
+
+namespace convbwd::driver {
+
+const char *kUsage =
+    "usage: convbwd-driver conv|convfp16|convbfp16 [MIOpenDriver flags] [options]\n"
+    "       convbwd-driver [conv|convfp16|convbfp16] --shapes FILE [flags that override every line] [options]\n"
+    "       convbwd-driver --list-kernels [--target T]\n"
+    "MIOpenDriver flags (short or long names; -c and -k are totals over the -g groups):\n"
+    "  -n batch  -c in channels  -H/-W in height/width  -k out channels  -y/-x filter height/width\n"
+    "  -p/-q padding  -u/-v stride  -l/-j dilation  -g groups\n"
+    "  -F 2 bwd data | 4 bwd weight | 6 or 0 both     -I/-f/-O NCHW|NHWC (all the same)\n"
+    "  -t 0|1 time  -i ITER (median of ITER runs)  -V 0|1 verify  -m conv  --spatial_dim 2\n"
+    "  -w, -P, -s 0, -o 0, -S -1, -z default, ... are accepted at values that ask for nothing we lack\n"
+    "options:\n"
+    "  --target host|opencl|cuda|amdgpu   where to run (kernels of that target must be built in)\n"
+    "  --kernel NAME      force one kernel (--list-kernels); refused if it cannot run the problem\n"
+    "  --shapes FILE      one MIOpenDriver line per problem (shapes/*.txt)\n"
+    "  --compare onednn   run oneDNN on the same data beside convbwd\n"
+    "  --json             one JSON object per (problem, direction) on stdout\n"
+    "  --load-dir DIR     inputs from DIR/x.npy, w.npy, dy.npy (layout order; bf16 as float32)\n"
+    "  --save-dir DIR     outputs to DIR/dx.npy, dw.npy\n"
+    "  --warmup N (3)  --seed N (1)  --pad_bottom N  --pad_right N (asymmetric padding)\n";
+
+namespace {
+
+enum class Kind {
+    Problem,      // goes to problem_from_line (normalised to the short name)
+    Option,       // a driver option with a value
+    Bool,         // a driver option without a value
+    DefaultOnly,  // a MIOpenDriver flag accepted only at the listed values
+    Refused,      // a MIOpenDriver flag convbwd does not implement
+};
+
+struct Flag {
+    const char *name;   // canonical name
+    const char *alias;  // MIOpenDriver's other name, or nullptr
+    Kind kind;
+    const char *accepted;  // DefaultOnly: '|'-separated values
+    const char *reason;    // DefaultOnly / Refused: why
+};
+
+const Flag kFlags[] = {
+    // MIOpenDriver's convolution flags.
+    {"-n", "--batchsize", Kind::Problem, nullptr, nullptr},
+    {"-c", "--in_channels", Kind::Problem, nullptr, nullptr},
+    {"-H", "--in_h", Kind::Problem, nullptr, nullptr},
+    {"-W", "--in_w", Kind::Problem, nullptr, nullptr},
+    {"-k", "--out_channels", Kind::Problem, nullptr, nullptr},
+    {"-y", "--fil_h", Kind::Problem, nullptr, nullptr},
+    {"-x", "--fil_w", Kind::Problem, nullptr, nullptr},
+    {"-p", "--pad_h", Kind::Problem, nullptr, nullptr},
+    {"-q", "--pad_w", Kind::Problem, nullptr, nullptr},
+    {"-u", "--conv_stride_h", Kind::Problem, nullptr, nullptr},
+    {"-v", "--conv_stride_w", Kind::Problem, nullptr, nullptr},
+    {"-l", "--dilation_h", Kind::Problem, nullptr, nullptr},
+    {"-j", "--dilation_w", Kind::Problem, nullptr, nullptr},
+    {"-g", "--group_count", Kind::Problem, nullptr, nullptr},
+    {"-F", "--forw", Kind::Problem, nullptr, nullptr},
+    {"-I", "--in_layout", Kind::Problem, nullptr, nullptr},
+    {"-f", "--fil_layout", Kind::Problem, nullptr, nullptr},
+    {"-O", "--out_layout", Kind::Problem, nullptr, nullptr},
+    {"-m", "--mode", Kind::Problem, nullptr, nullptr},
+    {"--spatial_dim", "-_", Kind::Problem, nullptr, nullptr},
+    {"-t", "--time", Kind::Option, nullptr, nullptr},
+    {"-i", "--iter", Kind::Option, nullptr, nullptr},
+    {"-V", "--verify", Kind::Option, nullptr, nullptr},
+    {"-w", "--wall", Kind::DefaultOnly, "0|1", "times are always wall-clock"},
+    {"-P", "--printconv", Kind::DefaultOnly, "0|1", "the problem line is always printed"},
+    {"-s", "--search", Kind::DefaultOnly, "0",
+     "search/find mode is not supported: convbwd dispatches by problem class; --kernel NAME forces a kernel"},
+    {"-o", "--dump_output", Kind::DefaultOnly, "0", "raw dumps are not supported: use --save-dir DIR (.npy)"},
+    {"-S", "--solution", Kind::DefaultOnly, "-1", "MIOpen solution ids do not apply: use --kernel NAME"},
+    {"-z", "--pad_mode", Kind::DefaultOnly, "default", "only the default padding mode (give -p/-q) is supported"},
+    {"-r", "--pad_val", Kind::DefaultOnly, "0", "only zero padding is supported"},
+    {"-Y", "--trans_output_pad_h", Kind::DefaultOnly, "0", "transposed convolution is not supported"},
+    {"-X", "--trans_output_pad_w", Kind::DefaultOnly, "0", "transposed convolution is not supported"},
+    {"-Z", "--tensor_vect", Kind::DefaultOnly, "0", "vectorised tensors are not supported"},
+    {"-L", "--vector_length", Kind::DefaultOnly, "1", "vectorised tensors are not supported"},
+    {"-~", "--gpubuffer_check", Kind::DefaultOnly, "0", "GPU buffer checks are not supported"},
+    {"-A", "--gpualloc", Kind::DefaultOnly, "0", "buffers are always allocated on the target"},
+    {"-d", "--in_data", Kind::Refused, nullptr, "raw input files are not supported: use --load-dir DIR (x.npy)"},
+    {"-e", "--weights", Kind::Refused, nullptr, "raw weight files are not supported: use --load-dir DIR (w.npy)"},
+    {"-D", "--dout_data", Kind::Refused, nullptr, "raw dout files are not supported: use --load-dir DIR (dy.npy)"},
+    {"-b", "--bias", Kind::Refused, nullptr, "bias is not supported (convbwd computes dx and dw only)"},
+    {"-a", "--in_bias", Kind::Refused, nullptr, "bias is not supported (convbwd computes dx and dw only)"},
+    {"-C", "--verification_cache", Kind::Refused, nullptr,
+     "the verification cache is not supported (the reference runs every time)"},
+    {"-R", "--in_cast_type", Kind::Refused, nullptr, "cast types (fp8) are not supported"},
+    {"-T", "--wei_cast_type", Kind::Refused, nullptr, "cast types (fp8) are not supported"},
+    {"-U", "--out_cast_type", Kind::Refused, nullptr, "cast types (fp8) are not supported"},
+    {"-!", "--in_d", Kind::Refused, nullptr, "3-D convolution is not supported (--spatial_dim 2 only)"},
+    {"-@", "--fil_d", Kind::Refused, nullptr, "3-D convolution is not supported (--spatial_dim 2 only)"},
+    {"-#", "--conv_stride_d", Kind::Refused, nullptr, "3-D convolution is not supported (--spatial_dim 2 only)"},
+    {"-$", "--pad_d", Kind::Refused, nullptr, "3-D convolution is not supported (--spatial_dim 2 only)"},
+    {"-^", "--dilation_d", Kind::Refused, nullptr, "3-D convolution is not supported (--spatial_dim 2 only)"},
+    {"-%", "--trans_output_pad_d", Kind::Refused, nullptr, "3-D convolution is not supported (--spatial_dim 2 only)"},
+    // convbwd extensions of the problem.
+    {"--pad_bottom", nullptr, Kind::Problem, nullptr, nullptr},
+    {"--pad_right", nullptr, Kind::Problem, nullptr, nullptr},
+    // The driver's own options.
+    {"--target", nullptr, Kind::Option, nullptr, nullptr},
+    {"--kernel", nullptr, Kind::Option, nullptr, nullptr},
+    {"--shapes", nullptr, Kind::Option, nullptr, nullptr},
+    {"--compare", nullptr, Kind::Option, nullptr, nullptr},
+    {"--load-dir", nullptr, Kind::Option, nullptr, nullptr},
+    {"--save-dir", nullptr, Kind::Option, nullptr, nullptr},
+    {"--warmup", nullptr, Kind::Option, nullptr, nullptr},
+    {"--seed", nullptr, Kind::Option, nullptr, nullptr},
+    {"--json", nullptr, Kind::Bool, nullptr, nullptr},
+    {"--list-kernels", nullptr, Kind::Bool, nullptr, nullptr},
+    {"--help", "-h", Kind::Bool, nullptr, nullptr},
+};
+
+// MIOpenDriver's older spellings of a few long names.
+const struct {
+    const char *old_name, *name;
+} kOldNames[] = {{"--conv_stride_0", "-u"}, {"--conv_stride_1", "-v"}};
+
+const Flag *find_flag(const std::string &name) {
+    for (const Flag &f : kFlags)
+        if (name == f.name || (f.alias && name == f.alias)) return &f;
+    for (const auto &o : kOldNames)
+        if (name == o.old_name) return find_flag(o.name);
+    return nullptr;
+}
+
+bool is_value(const std::string &s) {
+    if (s.empty()) return true;
+    if (s[0] != '-') return true;
+    return s.size() > 1 && (std::isdigit((unsigned char)s[1]) || s[1] == '.');  // a negative number
+}
+
+bool parse_int(const std::string &s, long lo, long hi, long *v) {
+    if (s.empty()) return false;
+    char *end = nullptr;
+    long x = std::strtol(s.c_str(), &end, 10);
+    if (*end != 0 || x < lo || x > hi) return false;
+    *v = x;
+    return true;
+}
+
+bool one_of(const std::string &v, const char *list) {
+    std::string l = list;
+    size_t a = 0;
+    while (true) {
+        size_t b = l.find('|', a);
+        if (l.substr(a, b == std::string::npos ? std::string::npos : b - a) == v) return true;
+        if (b == std::string::npos) return false;
+        a = b + 1;
+    }
+}
+
+bool check_op(const std::string &op, std::string *error) {
+    if (op == "conv" || op == "convfp16" || op == "convbfp16") return true;
+    if (op == "convint8" || op == "convfp8" || op == "convbfp8" || op == "convfp64" || op.rfind("conv", 0) == 0) {
+        const char *what = op == "convint8" ? "int8" : op == "convfp8" ? "fp8" : op == "convbfp8" ? "bf8"
+                         : op == "convfp64" ? "fp64" : "this";
+        *error = "operation '" + op + "': " + what +
+                 " convolution is not supported by convbwd (conv = f32, convfp16 = f16, convbfp16 = bf16)";
+    } else {
+        *error = "operation '" + op + "' is not a convolution; convbwd-driver runs conv, convfp16 and convbfp16";
+    }
+    return false;
+}
+
+}  // namespace
+
+std::string valid_flags() {
+    std::string s;
+    for (const Flag &f : kFlags) {
+        if (f.kind == Kind::Refused) continue;
+        s += (s.empty() ? "" : " ") + std::string(f.name);
+        if (f.alias) s += std::string("|") + f.alias;
+    }
+    return s;
+}
+
+bool parse_command_line(const std::vector<std::string> &args, Options *o, std::string *error, bool *show_flags) {
+    *o = Options{};
+    *show_flags = false;
+    size_t i = 0;
+    if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
+        if (!check_op(args[0], error)) return false;
+        o->op = args[0];
+        i = 1;
+    }
+    o->problem_flags.op = o->op;
+    while (i < args.size()) {
+        const std::string &t = args[i];
+        if (t.size() < 2 || t[0] != '-') {
+            *error = "unexpected argument '" + t + "' (flags start with '-'; the operation comes first)";
+            *show_flags = true;
+            return false;
+        }
+        std::string name = t, value;
+        bool inline_value = false;
+        size_t eq = t.find('=');
+        if (t.rfind("--", 0) == 0 && eq != std::string::npos) {
+            name = t.substr(0, eq), value = t.substr(eq + 1), inline_value = true;
+        }
+        const Flag *f = find_flag(name);
+        if (!f) {
+            *error = "unknown flag " + name;
+            *show_flags = true;
+            return false;
+        }
+        if (f->kind == Kind::Bool) {
+            if (inline_value) {
+                *error = "flag " + name + " takes no value";
+                return false;
+            }
+            i++;
+        } else if (inline_value) {
+            i++;
+        } else if (i + 1 < args.size() && is_value(args[i + 1])) {
+            value = args[i + 1];
+            i += 2;
+        } else {
+            *error = "flag " + name + " needs a value";
+            return false;
+        }
+        const std::string canon = f->name;
+        long n = 0;
+        switch (f->kind) {
+        case Kind::Refused:
+            *error = "MIOpenDriver flag " + name + " is not supported by convbwd: " + f->reason;
+            return false;
+        case Kind::DefaultOnly:
+            if (!one_of(value, f->accepted)) {
+                *error = "MIOpenDriver flag " + name + " " + value + " is not supported by convbwd: " + f->reason;
+                return false;
+            }
+            break;
+        case Kind::Problem:
+            o->problem_flags.flags[canon] = value;
+            if (canon == "-F") o->explicit_directions = true;
+            break;
+        case Kind::Bool:
+            if (canon == "--json") o->json = true;
+            if (canon == "--list-kernels") o->list_kernels = true;
+            if (canon == "--help") o->help = true;
+            break;
+        case Kind::Option:
+            if (canon == "-t" || canon == "-V") {
+                if (value != "0" && value != "1") {
+                    *error = "flag " + name + " needs 0 or 1, got '" + value + "'";
+                    return false;
+                }
+                (canon == "-t" ? o->time : o->verify) = value == "1";
+            } else if (canon == "-i" || canon == "--warmup" || canon == "--seed") {
+                long lo = canon == "-i" ? 1 : 0;
+                if (!parse_int(value, lo, 1000000000L, &n)) {
+                    *error = "flag " + name + " needs an integer >= " + std::to_string(lo) + ", got '" + value + "'";
+                    return false;
+                }
+                if (canon == "-i") o->iters = (int)n;
+                if (canon == "--warmup") o->warmup = (int)n;
+                if (canon == "--seed") o->seed = (unsigned)n;
+            } else if (canon == "--target") {
+                const char *names[] = {"host", "opencl", "cuda", "amdgpu"};
+                int k = 0;
+                while (k < 4 && value != names[k]) k++;
+                if (k == 4) {
+                    *error = "--target " + value + ": unknown target (host, opencl, cuda, amdgpu)";
+                    return false;
+                }
+                o->target = value, o->explicit_target = true;
+                o->target_enum = (convbwd_target)k;  // CONVBWD_TARGET_HOST .. _AMDGPU, in this order
+            } else if (canon == "--compare") {
+                if (value != "onednn") {
+                    *error = "--compare " + value + ": the only peer is onednn";
+                    return false;
+                }
+                o->compare = value;
+            } else if (value.empty()) {
+                *error = "flag " + name + " needs a value";
+                return false;
+            } else if (canon == "--kernel") {
+                o->kernel = value;
+            } else if (canon == "--shapes") {
+                o->shapes = value;
+            } else if (canon == "--load-dir") {
+                o->load_dir = value;
+            } else if (canon == "--save-dir") {
+                o->save_dir = value;
+            }
+            break;
+        }
+    }
+    return true;
+}
+
+DriverLine overlay(const DriverLine &file_line, const Options &o) {
+    DriverLine line = file_line;
+    if (!o.op.empty()) line.op = o.op;
+    const char *layout_flags[] = {"-I", "-f", "-O", "--in_layout", "--fil_layout", "--out_layout"};
+    bool layout_given = false;
+    for (const char *f : layout_flags) layout_given |= o.problem_flags.flags.count(f) > 0;
+    if (layout_given)
+        for (const char *f : layout_flags) line.flags.erase(f);
+    for (const auto &kv : o.problem_flags.flags) line.flags[kv.first] = kv.second;
+    return line;
+}
+
+bool problem_of(const DriverLine &line_in, ConvProblem *p, int *directions, std::string *error) {
+    DriverLine line = line_in;
+    // Long layout names (shape files may use them) to short; all given layouts must agree.
+    const std::pair<const char *, const char *> names[] = {
+        {"--in_layout", "-I"}, {"--fil_layout", "-f"}, {"--out_layout", "-O"}};
+    for (const auto &n : names) {
+        auto it = line.flags.find(n.first);
+        if (it != line.flags.end()) {
+            line.flags[n.second] = it->second;
+            line.flags.erase(it);
+        }
+    }
+    std::string layout, first;
+    for (const char *f : {"-I", "-f", "-O"}) {
+        auto it = line.flags.find(f);
+        if (it == line.flags.end()) continue;
+        if (layout.empty()) {
+            layout = it->second, first = f;
+        } else if (it->second != layout) {
+            *error = first + " " + layout + " with " + f + " " + it->second +
+                     ": mixed layouts are not supported (NCHW activations with KCYX filters, or NHWC with KYXC)";
+            return false;
+        }
+    }
+    if (!layout.empty()) line.flags["-I"] = layout;
+    if (!problem_from_line(line, p, directions, error)) return false;
+    // Geometry: ask the library (any kernel query validates the problem first).
+    convbwd_problem cp = to_c(*p);
+    const char *name = nullptr;
+    if (p->P <= 0 || p->Q <= 0) {
+        *error = "the filter (with dilation) does not fit the padded input: output would be " + std::to_string(p->P) +
+                 " x " + std::to_string(p->Q);
+        return false;
+    }
+    convbwd_status s = convbwd_select_kernel(&cp, CONVBWD_BWD_DATA, to_c(p->dtype), to_c(p->layout), nullptr, &name);
+    if (s == CONVBWD_BAD_PARAM || s == CONVBWD_NULL_POINTER) {
+        *error = std::string("invalid problem: ") + convbwd_last_error();
+        return false;
+    }
+    return true;
+}
+
+}  // namespace convbwd::driver

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Builds the binaries the GPU machine runs (host + cuda + opencl kernels, no oneDNN: that machine
+# lacks it) and puts them in .device/bin for the device tool to carry (scripts/gpu_run.sh).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$here/build-gpu} CONVBWD_TARGETS="host;cuda;opencl" \
+    CMAKE_ARGS="-DCONVBWD_WITH_ONEDNN=OFF -DCONVBWD_WITH_AMDGPU=OFF ${CMAKE_ARGS:-}" bash "$here/scripts/build.sh"
+mkdir -p "$here/.device/bin"
+cp "${BUILD_DIR:-$here/build-gpu}/test/convbwd_tests" "${BUILD_DIR:-$here/build-gpu}/apps/convbwd-driver" "$here/.device/bin/"
+ls -la "$here/.device/bin"
