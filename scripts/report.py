@@ -13,6 +13,7 @@ chart needs matplotlib (skipped with a note without it).
 import argparse
 import json
 import math
+import signal
 import sys
 from collections import defaultdict
 
@@ -130,6 +131,7 @@ def main():
     ap.add_argument("--peak-gbps", type=float, help="memory-bandwidth ceiling, GB/s")
     ap.add_argument("--png", help="write the roofline chart here")
     args = ap.parse_args()
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under `| head`
     rows = read_rows(args.files)
     if not rows:
         sys.exit("report.py: no convbwd-driver JSON rows in the input")

@@ -1,6 +1,7 @@
 #include "apps/driver/bench.h"
 
 #include <algorithm>
+#include <functional>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -12,6 +13,9 @@
 #include "common/verify.h"
 #ifdef CONVBWD_WITH_ONEDNN
 #include "common/onednn_peer.h"
+#endif
+#ifdef CONVBWD_WITH_CUDA
+#include "common/cudnn_peer.h"
 #endif
 
 namespace convbwd::driver {
@@ -110,37 +114,37 @@ bool run_one(const ConvProblem &p, Direction dir, const Options &o, TargetDevice
     for (int i = 1; i < nsets; i++) sets.push_back(BufferSet{s0.a, s0.b, s0.out, {}, {}, {}, {}, {}, {}});
 
     // Tensors as the C API sees them; on a GPU target, copies on the device.
-    std::string dev_error;
+    std::string call_error;
     std::vector<uint8_t> host_ws(dev ? 0 : ws_bytes);
     std::unique_ptr<TargetBuffer> dev_ws;
     auto to_device = [&](const HostTensor &t, std::unique_ptr<TargetBuffer> *d) {
-        *d = dev->alloc(t.storage.size(), &dev_error);
-        return *d && (*d)->upload(t.storage.data(), t.storage.size(), &dev_error);
+        *d = dev->alloc(t.storage.size(), &call_error);
+        return *d && (*d)->upload(t.storage.data(), t.storage.size(), &call_error);
     };
     for (BufferSet &s : sets) {
         s.ta = s.a.desc(), s.tb = s.b.desc(), s.tout = s.out.desc();
         if (!dev) continue;
         if (!to_device(s.a, &s.da) || !to_device(s.b, &s.db) || !to_device(s.out, &s.dout))
-            return failed("device memory: " + dev_error, kname);
+            return failed("device memory: " + call_error, kname);
         s.ta.data = s.da->handle(), s.tb.data = s.db->handle(), s.tout.data = s.dout->handle();
     }
-    if (dev && ws_bytes && !(dev_ws = dev->alloc(ws_bytes, &dev_error)))
-        return failed("device memory: " + dev_error, kname);
+    if (dev && ws_bytes && !(dev_ws = dev->alloc(ws_bytes, &call_error)))
+        return failed("device memory: " + call_error, kname);
     exec.workspace = dev_ws ? dev_ws->handle() : (ws_bytes ? host_ws.data() : nullptr);
     exec.workspace_bytes = ws_bytes;
     // One call; on a GPU target it has finished when this returns.
     auto call = [&](BufferSet &s) {
         convbwd_status st = bwd_data ? convbwd_bwd_data(&cp, &s.ta, &s.tb, &s.tout, 1.0f, 0.0f, &exec)
                                      : convbwd_bwd_weight(&cp, &s.ta, &s.tb, &s.tout, 1.0f, 0.0f, &exec);
-        if (st != CONVBWD_SUCCESS) dev_error = convbwd_last_error();
-        else if (dev && !dev->sync(&dev_error)) st = CONVBWD_DEVICE_ERROR;
+        if (st != CONVBWD_SUCCESS) call_error = convbwd_last_error();
+        else if (dev && !dev->sync(&call_error)) st = CONVBWD_DEVICE_ERROR;
         return st;
     };
 
     // First call, on set 0: its output is the one verified and saved.
-    if (call(s0) != CONVBWD_SUCCESS) return failed(dev_error, kname);
-    if (dev && !s0.dout->download(s0.out.storage.data(), s0.out.storage.size(), &dev_error))
-        return failed("device memory: " + dev_error, kname);
+    if (call(s0) != CONVBWD_SUCCESS) return failed(call_error, kname);
+    if (dev && !s0.dout->download(s0.out.storage.data(), s0.out.storage.size(), &call_error))
+        return failed("device memory: " + call_error, kname);
     *result = s0.out;
 
     // Verification against the naive reference: exact for random small integers (every
@@ -162,10 +166,10 @@ bool run_one(const ConvProblem &p, Direction dir, const Options &o, TargetDevice
         for (int i = 0; i < o.iters; i++) {
             BufferSet &s = sets[i % nsets];
             double ms = 0, t0 = now_ms();
-            bool ok = dev ? dev->time([&] { return call(s) == CONVBWD_SUCCESS; }, &ms, &dev_error)
+            bool ok = dev ? dev->time([&] { return call(s) == CONVBWD_SUCCESS; }, &ms, &call_error)
                           : call(s) == CONVBWD_SUCCESS;
             ts.push_back(dev ? ms : now_ms() - t0);
-            if (!ok) return failed("timed run: " + dev_error, kname);
+            if (!ok) return failed("timed run: " + call_error, kname);
         }
         t_ms = median(ts);
     }
@@ -174,7 +178,84 @@ bool run_one(const ConvProblem &p, Direction dir, const Options &o, TargetDevice
     double peer_ms = NAN;
     int peer_verified = -1;  // -1: not checked
     std::string peer_note;
-    if (!o.compare.empty()) {
+    // Times any peer that runs like a convbwd call; used by cudnn and scatter.
+    auto time_peer = [&](const std::function<bool(BufferSet &)> &run1) {
+        for (int i = 0; i < o.warmup; i++) run1(sets[i % nsets]);
+        std::vector<double> ts;
+        for (int i = 0; i < o.iters; i++) {
+            BufferSet &s = sets[i % nsets];
+            double ms = 0, t0 = now_ms();
+            if (dev) dev->time([&] { return run1(s); }, &ms, &call_error);
+            else run1(s);
+            ts.push_back(dev ? ms : now_ms() - t0);
+        }
+        return median(ts);
+    };
+    auto check_peer = [&](const HostTensor &pout) {
+        if (o.verify) {
+            VerifyResult pv = verify_output(pout, ref, n_acc, loaded == nullptr);
+            peer_verified = pv.ok;
+            peer_note = pv.ok ? "verified" : std::to_string(pv.mismatches) + " mismatches, first " + pv.first_bad;
+        } else {  // no reference: agreement with convbwd within the tolerance of the dtype
+            std::vector<double> mine(s0.out.size());
+            std::vector<float> got = s0.out.to_logical();
+            for (size_t i = 0; i < mine.size(); i++) mine[i] = got[i];
+            VerifyResult pv = verify_output(pout, mine, n_acc, false);
+            peer_verified = pv.ok;
+            peer_note = pv.ok ? "agrees with convbwd" : std::to_string(pv.mismatches) + " differ from convbwd, first " + pv.first_bad;
+        }
+    };
+    if (o.compare == "scatter") {
+        // The scatter-then-conv baseline kernel (never dispatched) of this dtype and layout.
+        std::string base = std::string("bwdd_") + to_string(p.dtype) + "_" + to_string(p.layout) + "_any_any_" +
+                           (dev ? "" : "host") + "_scatter";
+        convbwd_exec bexec = exec;
+        bexec.kernel = base.c_str();
+        HostTensor pout = s0.out;
+        pout.fill_nan();
+        const convbwd_tensor pout_t = pout.desc();
+        auto run1 = [&](BufferSet &s) {
+            convbwd_tensor to = pout_t;
+            return convbwd_bwd_data(&cp, &s.ta, &s.tb, &to, 1.0f, 0.0f, &bexec) == CONVBWD_SUCCESS;
+        };
+        if (!bwd_data || dev) {
+            peer_note = "scatter baseline: backward-data on the host only";
+        } else if (!run1(s0)) {
+            peer_note = std::string("scatter baseline ") + base + ": " + convbwd_last_error();
+            peer_verified = 0;
+        } else {
+            check_peer(pout);
+            if (o.time) peer_ms = time_peer(run1);
+        }
+    } else if (o.compare == "cudnn") {
+#ifdef CONVBWD_WITH_CUDA
+        CudnnPeer peer(p, dir);
+        std::unique_ptr<TargetBuffer> pdev;
+        HostTensor pout = s0.out;
+        pout.fill_nan();
+        if (o.target_enum != CONVBWD_TARGET_CUDA || !dev) {
+            peer_note = "cudnn compares with --target cuda only";
+        } else if (!peer.ok()) {
+            peer_note = "cudnn refused: " + peer.why();
+        } else if (!(pdev = dev->alloc(pout.storage.size(), &call_error)) ||
+                   !pdev->upload(pout.storage.data(), pout.storage.size(), &call_error)) {
+            peer_note = "device memory: " + call_error;
+        } else {
+            auto run1 = [&](BufferSet &s) { return peer.run(s.da->handle(), s.db->handle(), pdev->handle()); };
+            if (!run1(s0) || !dev->sync(&call_error) ||
+                !pdev->download(pout.storage.data(), pout.storage.size(), &call_error)) {
+                peer_note = "cudnn run failed: " + peer.why() + call_error;
+                peer_verified = 0;
+            } else {
+                check_peer(pout);
+                if (o.time) peer_ms = time_peer(run1);
+                peer_note += " (" + peer.algo_name() + ")";
+            }
+        }
+#else
+        peer_note = "this convbwd-driver was built without CUDA (CONVBWD_TARGETS without cuda)";
+#endif
+    } else if (!o.compare.empty()) {
 #ifdef CONVBWD_WITH_ONEDNN
         OnednnPeer peer(p, dir);
         if (!peer.ok()) {
@@ -222,6 +303,13 @@ bool run_one(const ConvProblem &p, Direction dir, const Options &o, TargetDevice
         if (o.verify) row.boolean("verified", v.ok);
         else row.null("verified");
         row.num("flops", flops).num("bytes", bytes).integer("iters", o.time ? o.iters : 0);
+        // Executed multiply-adds over useful ones (taps that land inside dy): the stride-phase
+        // kernels skip every zero of the scatter; what remains is the zero border of dy.
+        const double useful = (double)useful_macs(p);
+        if (bwd_data && useful > 0) {
+            row.num("mac_ratio", (double)executed_macs_phases(p) / useful);
+            if (o.compare == "scatter") row.num("peer_mac_ratio", (double)executed_macs_scatter(p) / useful);
+        }
         row.integer("buffer_sets", nsets).str("inputs", loaded ? "loaded" : "random");
         if (o.verify) row.num("max_err", v.max_err).num("tolerance", v.tol);
         if (o.verify && !v.ok) row.str("verify_note", verify_note);

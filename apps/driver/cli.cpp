@@ -18,11 +18,13 @@ const char *kUsage =
     "  -F 2 bwd data | 4 bwd weight | 6 or 0 both     -I/-f/-O NCHW|NHWC (all the same)\n"
     "  -t 0|1 time  -i ITER (median of ITER runs)  -V 0|1 verify  -m conv  --spatial_dim 2\n"
     "  -w, -P, -s 0, -o 0, -S -1, -z default, ... are accepted at values that ask for nothing we lack\n"
+    "  flags left out are 1 (padding 0), not MIOpenDriver's defaults (-n 100 -c 3 -H 32 ...): logged lines give all\n"
     "options:\n"
     "  --target host|opencl|cuda|amdgpu   where to run (kernels of that target must be built in)\n"
     "  --kernel NAME      force one kernel (--list-kernels); refused if it cannot run the problem\n"
     "  --shapes FILE      one MIOpenDriver line per problem (shapes/*.txt)\n"
-    "  --compare onednn   run oneDNN on the same data beside convbwd\n"
+    "  --compare onednn|cudnn|scatter  run a peer on the same data beside convbwd: oneDNN (host),\n"
+    "                     cuDNN (cuda, TF32 off for f32), or the scatter-then-conv baseline kernel\n"
     "  --json             one JSON object per (problem, direction) on stdout\n"
     "  --load-dir DIR     inputs from DIR/x.npy, w.npy, dy.npy (layout order; bf16 as float32)\n"
     "  --save-dir DIR     outputs to DIR/dx.npy, dw.npy\n"
@@ -274,8 +276,8 @@ bool parse_command_line(const std::vector<std::string> &args, Options *o, std::s
                 o->target = value, o->explicit_target = true;
                 o->target_enum = (convbwd_target)k;  // CONVBWD_TARGET_HOST .. _AMDGPU, in this order
             } else if (canon == "--compare") {
-                if (value != "onednn") {
-                    *error = "--compare " + value + ": the only peer is onednn";
+                if (value != "onednn" && value != "cudnn" && value != "scatter") {
+                    *error = "--compare " + value + ": peers are onednn, cudnn and scatter";
                     return false;
                 }
                 o->compare = value;
@@ -293,6 +295,15 @@ bool parse_command_line(const std::vector<std::string> &args, Options *o, std::s
             }
             break;
         }
+    }
+    // Each peer runs where it can: oneDNN beside host kernels, cuDNN beside cuda kernels.
+    if (o->compare == "onednn" && o->target_enum != CONVBWD_TARGET_HOST) {
+        *error = "--compare onednn runs beside --target host only";
+        return false;
+    }
+    if (o->compare == "cudnn" && o->target_enum != CONVBWD_TARGET_CUDA) {
+        *error = "--compare cudnn runs beside --target cuda only (with --target host, use --compare onednn)";
+        return false;
     }
     return true;
 }
