@@ -17,24 +17,24 @@ date -u | tee -a "$out/device.txt"
 
 step() { echo "== $*"; }
 step "conformance: cuda kernels vs reference"
-"$bin/convbwd_tests" --test-suite=kernels "--test-case=*_cuda_*" > "$out/test_cuda.log" 2>&1; echo "rc=$?"; tail -3 "$out/test_cuda.log"
+timeout 150 "$bin/convbwd_tests" --test-suite=kernels "--test-case=*_cuda_*" > "$out/test_cuda.log" 2>&1; echo "rc=$?"; tail -3 "$out/test_cuda.log"
 step "conformance: opencl kernels (NVIDIA OpenCL) vs reference"
-"$bin/convbwd_tests" --test-suite=kernels "--test-case=*_opencl_*" > "$out/test_opencl.log" 2>&1; echo "rc=$?"; tail -3 "$out/test_opencl.log"
+timeout 120 "$bin/convbwd_tests" --test-suite=kernels "--test-case=*_opencl_*" > "$out/test_opencl.log" 2>&1; echo "rc=$?"; tail -3 "$out/test_opencl.log"
 step "dispatch + regressions on the host build in the same binary"
-"$bin/convbwd_tests" --test-suite=reference,api,regressions > "$out/test_host.log" 2>&1; echo "rc=$?"; tail -2 "$out/test_host.log"
+timeout 60 "$bin/convbwd_tests" --test-suite=reference,api,regressions > "$out/test_host.log" 2>&1; echo "rc=$?"; tail -2 "$out/test_host.log"
 step "compute-sanitizer memcheck on a subset"
-compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/convbwd_tests" --test-suite=kernels \
+timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/convbwd_tests" --test-suite=kernels \
     "--test-case=bwdd_f32_nhwc_s1_k3_cuda*,bwdd_f32_nchw_s2_k3_cuda*,bwdw_f32_nhwc_s1_k3_cuda*,bwdw_bf16_nchw_any_any_cuda*" \
     > "$out/memcheck.log" 2>&1; echo "rc=$?"; grep -E "ERROR SUMMARY|test cases" "$out/memcheck.log"
 
 step "benchmarks: resnet50 (batch 32) and iree_strided vs cuDNN, f32 and as listed"
 for layout in NCHW NHWC; do
-  "$bin/convbwd-driver" --shapes shapes/resnet50.txt -I $layout -F 6 --target cuda --compare cudnn -t 1 -i 20 -V 0 --json \
+  timeout 100 "$bin/convbwd-driver" --shapes shapes/resnet50.txt -I $layout -F 6 --target cuda --compare cudnn -t 1 -i 20 -V 0 --json \
       > "$out/resnet50_${layout}.json" 2> "$out/resnet50_${layout}.err"; echo "resnet50 $layout rc=$?"
 done
-"$bin/convbwd-driver" --shapes shapes/iree_strided.txt -I NHWC --target cuda --compare cudnn -t 1 -i 20 -V 0 --json \
+timeout 60 "$bin/convbwd-driver" --shapes shapes/iree_strided.txt -I NHWC --target cuda --compare cudnn -t 1 -i 20 -V 0 --json \
     > "$out/iree_strided.json" 2> "$out/iree_strided.err"; echo "iree rc=$?"
-"$bin/convbwd-driver" --shapes shapes/resnet50.txt -I NHWC -F 6 --target opencl -t 1 -i 10 -V 0 --json \
+timeout 60 "$bin/convbwd-driver" --shapes shapes/resnet50.txt -I NHWC -F 6 --target opencl -t 1 -i 10 -V 0 --json \
     > "$out/resnet50_opencl.json" 2> "$out/resnet50_opencl.err"; echo "opencl rc=$?"
 step "table"
 python3 scripts/report.py --peak-tflops 51.5 --peak-gbps 2971 "$out"/resnet50_NCHW.json "$out"/resnet50_NHWC.json \
