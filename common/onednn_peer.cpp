@@ -2,6 +2,7 @@
 // primitive (convolution_backward_data / convolution_backward_weights, with a forward_training
 // hint), on plain memory formats that match HostTensor's packed storage exactly, so the
 // tensors are bound as memory handles without copies.
+#include <chrono>
 #include "common/onednn_peer.h"
 
 #include <array>
@@ -73,8 +74,13 @@ struct OnednnPeer::Impl {
     memory::desc x_md, w_md, dy_md;  // x / dx, w / dw, dy
     dnnl::primitive prim;
     dnnl::stream stream;
-    memory mem_a, mem_b, mem_out;  // handles rebound on each run
+    memory mem_a, mem_b, mem_out;  // the caller's tensors (handles rebound on each run)
+    // oneDNN picks its own (blocked) formats, as benchdnn lets it; the caller's packed tensors are
+    // reordered in and out around the primitive, outside primitive_ms.
+    memory in_a, in_b, in_out;     // the primitive's tensors (== mem_* where formats agree)
+    bool reorder_a = false, reorder_b = false, reorder_out = false;
     int arg_a = 0, arg_b = 0, arg_out = 0;
+    double primitive_ms = 0;
 
     bool fail(const std::string &m) {
         why = m;
@@ -126,29 +132,33 @@ bool OnednnPeer::Impl::init() {
         return fail(err_msg(what + ": forward hint primitive_desc", e));
     }
     try {
+        const memory::desc any_x(x_md.dims(), type, tag::any), any_dy(dy_md.dims(), type, tag::any),
+            any_w(w_md.dims(), type, tag::any);
+        memory::desc pa, pb, pout, ua, ub, uout;
         if (dir == Direction::BwdData) {
-            dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, x_md, w_md, dy_md, strides,
+            dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any_x, any_w, any_dy, strides,
                                                     dilates, pad_l, pad_r);
             dnnl::convolution_backward_data::primitive_desc pd(d, eng, fwd_pd);
-            if (pd.diff_src_desc() != x_md || pd.weights_desc() != w_md || pd.diff_dst_desc() != dy_md)
-                return fail(what + ": primitive chose memory formats other than the packed ones");
             prim = dnnl::convolution_backward_data(pd);
             arg_a = DNNL_ARG_DIFF_DST, arg_b = DNNL_ARG_WEIGHTS, arg_out = DNNL_ARG_DIFF_SRC;
-            mem_a = memory(dy_md, eng, DNNL_MEMORY_NONE);
-            mem_b = memory(w_md, eng, DNNL_MEMORY_NONE);
-            mem_out = memory(x_md, eng, DNNL_MEMORY_NONE);
+            pa = pd.diff_dst_desc(), pb = pd.weights_desc(), pout = pd.diff_src_desc();
+            ua = dy_md, ub = w_md, uout = x_md;
         } else {
-            dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, x_md, w_md, dy_md, strides,
-                                                       dilates, pad_l, pad_r);
+            dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any_x, any_w, any_dy,
+                                                       strides, dilates, pad_l, pad_r);
             dnnl::convolution_backward_weights::primitive_desc pd(d, eng, fwd_pd);
-            if (pd.src_desc() != x_md || pd.diff_weights_desc() != w_md || pd.diff_dst_desc() != dy_md)
-                return fail(what + ": primitive chose memory formats other than the packed ones");
             prim = dnnl::convolution_backward_weights(pd);
             arg_a = DNNL_ARG_SRC, arg_b = DNNL_ARG_DIFF_DST, arg_out = DNNL_ARG_DIFF_WEIGHTS;
-            mem_a = memory(x_md, eng, DNNL_MEMORY_NONE);
-            mem_b = memory(dy_md, eng, DNNL_MEMORY_NONE);
-            mem_out = memory(w_md, eng, DNNL_MEMORY_NONE);
+            pa = pd.src_desc(), pb = pd.diff_dst_desc(), pout = pd.diff_weights_desc();
+            ua = x_md, ub = dy_md, uout = w_md;
         }
+        mem_a = memory(ua, eng, DNNL_MEMORY_NONE);
+        mem_b = memory(ub, eng, DNNL_MEMORY_NONE);
+        mem_out = memory(uout, eng, DNNL_MEMORY_NONE);
+        reorder_a = pa != ua, reorder_b = pb != ub, reorder_out = pout != uout;
+        in_a = reorder_a ? memory(pa, eng) : mem_a;
+        in_b = reorder_b ? memory(pb, eng) : mem_b;
+        in_out = reorder_out ? memory(pout, eng) : mem_out;
         stream = dnnl::stream(eng);
     } catch (const dnnl::error &e) {
         return fail(err_msg(what + ": backward primitive", e));
@@ -181,6 +191,8 @@ bool OnednnPeer::ok() const { return impl_->ok; }
 
 const std::string &OnednnPeer::why() const { return impl_->why; }
 
+double OnednnPeer::primitive_ms() const { return impl_->primitive_ms; }
+
 bool OnednnPeer::run(const HostTensor &a, const HostTensor &b, HostTensor &out) {
     Impl &m = *impl_;
     if (!m.ok) return false;
@@ -196,7 +208,14 @@ bool OnednnPeer::run(const HostTensor &a, const HostTensor &b, HostTensor &out) 
         m.mem_a.set_data_handle(const_cast<uint8_t *>(a.storage.data()));
         m.mem_b.set_data_handle(const_cast<uint8_t *>(b.storage.data()));
         m.mem_out.set_data_handle(out.storage.data());
-        m.prim.execute(m.stream, {{m.arg_a, m.mem_a}, {m.arg_b, m.mem_b}, {m.arg_out, m.mem_out}});
+        if (m.reorder_a) dnnl::reorder(m.mem_a, m.in_a).execute(m.stream, m.mem_a, m.in_a);
+        if (m.reorder_b) dnnl::reorder(m.mem_b, m.in_b).execute(m.stream, m.mem_b, m.in_b);
+        m.stream.wait();
+        auto t0 = std::chrono::steady_clock::now();
+        m.prim.execute(m.stream, {{m.arg_a, m.in_a}, {m.arg_b, m.in_b}, {m.arg_out, m.in_out}});
+        m.stream.wait();
+        m.primitive_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (m.reorder_out) dnnl::reorder(m.in_out, m.mem_out).execute(m.stream, m.in_out, m.mem_out);
         m.stream.wait();
     } catch (const dnnl::error &e) {
         m.why = err_msg("oneDNN execute", e);

@@ -21,6 +21,9 @@ public:
     // bwd_data: a = dy, b = w, out = dx.  bwd_weight: a = x, b = dy, out = dw.
     // Tensors are in the problem's dtype and layout (HostTensor storage). Returns false on error.
     bool run(const HostTensor &a, const HostTensor &b, HostTensor &out);
+    // Milliseconds the last run() spent in the primitive itself. oneDNN runs in the formats it
+    // prefers (as benchdnn does); reordering the caller's packed tensors in and out is excluded.
+    double primitive_ms() const;
 
 private:
     struct Impl;

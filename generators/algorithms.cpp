@@ -172,7 +172,7 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
 }
 
 BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a, DType t,
-                                 StrideClass sc, FilterClass fc, int max_splits) {
+                                 StrideClass sc, FilterClass fc, Expr max_splits) {
     BwdWeightGraph g;
     ClassConsts k = class_consts(sc, fc);
     g.sx = g.sy = k.stride;

@@ -66,9 +66,10 @@ struct BwdWeightGraph {
     Halide::Expr beta;
 };
 
-// max_splits: upper bound on the number of partial sums (a schedule parameter). `ws` is the
+// max_splits: upper bound on the number of partial sums, a runtime input chosen per problem by
+// the dispatcher (runtime/src/registry.cpp, weight_splits). `ws` is the
 // (undefined) workspace output Func, `out` the dw output Func; the algorithm defines both.
 BwdWeightGraph define_bwd_weight(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws, Halide::Func out, const ConvArgs &a,
-                                 DType t, StrideClass sc, FilterClass fc, int max_splits);
+                                 DType t, StrideClass sc, FilterClass fc, Halide::Expr max_splits);
 
 }  // namespace convbwd

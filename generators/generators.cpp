@@ -39,6 +39,8 @@ public:
             ints.push_back(this->template add_input<int>(name));
         alpha = this->template add_input<float>("alpha");
         beta = this->template add_input<float>("beta");
+        // Backward-weight: the number of reduction splits, chosen per problem by the dispatcher.
+        if (Gen::kHasWorkspace) splits = this->template add_input<int>("splits");
         // Backward-weight writes its split-reduction partials to the caller's workspace.
         if (Gen::kHasWorkspace) ws = this->template add_output<Buffer<>>("ws", Float(32), 5);
         out = this->template add_output<Buffer<>>("out", t, 4);
@@ -48,6 +50,7 @@ protected:
     GeneratorInput<Buffer<>> *a = nullptr, *b = nullptr, *prev = nullptr;
     std::vector<GeneratorInput<int> *> ints;
     GeneratorInput<float> *alpha = nullptr, *beta = nullptr;
+    GeneratorInput<int> *splits = nullptr;
     GeneratorOutput<Buffer<>> *ws = nullptr, *out = nullptr;
 
     // Activation-like buffers are (x, y, c, n); filter-like (s, r, cg, k): dim 2 is channels.
@@ -107,34 +110,50 @@ public:
 // Scatter-then-conv backward-data: materialise the zero-inserted dy (what IREE's baseline and
 // naive transposed convolutions do) and run the stride-1 algorithm over it. A comparison
 // baseline only (kernel list BASELINE): it executes stride_h * stride_w times the useful work.
-class ConvBwdDataScatterHost : public ConvGeneratorBase<ConvBwdDataScatterHost> {
+template <class Params, bool kGpu>
+class ConvBwdDataScatter : public ConvGeneratorBase<ConvBwdDataScatter<Params, kGpu>> {
 public:
     static constexpr bool kHasWorkspace = false;
-    GeneratorParam<int> vec{"vec", BwdDataHostParams{}.vec, 1, 32};
-    GeneratorParam<int> tile_c{"tile_c", BwdDataHostParams{}.tile_c, 1, 8};
-    GeneratorParam<int> tile_x{"tile_x", BwdDataHostParams{}.tile_x, 1, 16};
+    using Base = ConvGeneratorBase<ConvBwdDataScatter<Params, kGpu>>;
+    GeneratorParam<int> tile_c{"tile_c", Params{}.tile_c, 1, 16};
+    GeneratorParam<int> tile_x{"tile_x", Params{}.tile_x, 1, 16};
+    GeneratorParam<int> vec{"vec", 8, 1, 32};             // host only
+    GeneratorParam<int> threads_c{"threads_c", 16, 1, 1024};  // gpu only
+    GeneratorParam<int> threads_x{"threads_x", 8, 1, 1024};   // gpu only
 
     void generate() {
+        auto &a = this->a, &b = this->b, &prev = this->prev, &out = this->out;
         Func dy = *a, w = *b, pv = *prev;
-        ConvArgs args = make_args(out->dim(3).extent(), out->dim(2).extent(), out->dim(1).extent(),
-                                  out->dim(0).extent(), a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(),
-                                  b->dim(1).extent(), b->dim(0).extent());
+        ConvArgs args = this->make_args(out->dim(3).extent(), out->dim(2).extent(), out->dim(1).extent(),
+                                        out->dim(0).extent(), a->dim(2).extent(), a->dim(1).extent(),
+                                        a->dim(0).extent(), b->dim(1).extent(), b->dim(0).extent());
         // dyz: dy with stride-1 zeros between its elements, (P-1)*stride_h + 1 rows.
         Var q("q"), p("p"), k("k"), n("n");
         Func dyz("dyz");
         Expr on_grid = q % args.stride_w == 0 && p % args.stride_h == 0;
-        dyz(q, p, k, n) = select(on_grid, dy(q / args.stride_w, p / args.stride_h, k, n), cast(storage_type(dtype), 0));
+        dyz(q, p, k, n) = select(on_grid, dy(q / args.stride_w, p / args.stride_h, k, n),
+                                 cast(storage_type(this->dtype), 0));
         ConvArgs z = args;
         z.P = (args.P - 1) * args.stride_h + 1;
         z.Q = (args.Q - 1) * args.stride_w + 1;
-        BwdDataGraph g = define_bwd_data(dyz, w, pv, Func(*out), z, dtype, StrideClass::S1, filter_class);
-        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
-        constrain_layout(*out);
-        BwdDataHostParams prm{vec, tile_c, tile_x};
-        schedule_bwd_data_host(g, prm, z, layout, StrideClass::S1, filter_class);
-        dyz.compute_root().parallel(n);  // the materialised scatter (a memset + a strided copy)
+        BwdDataGraph g = define_bwd_data(dyz, w, pv, Func(*out), z, this->dtype, StrideClass::S1, this->filter_class);
+        for (auto *buf : {a, b, prev}) this->constrain_layout(*buf);
+        this->constrain_layout(*out);
+        dyz.compute_root();  // the materialised scatter (a memset + a strided copy)
+        if constexpr (kGpu) {
+            BwdDataGpuParams prm{tile_c, tile_x, threads_c, threads_x};
+            schedule_bwd_data_gpu(g, prm, z, this->layout, StrideClass::S1, this->filter_class);
+            Var qo, qi, ko, ki;
+            dyz.gpu_tile(k, q, ko, qo, ki, qi, 64, 4, TailStrategy::GuardWithIf);
+        } else {
+            BwdDataHostParams prm{vec, tile_c, tile_x};
+            schedule_bwd_data_host(g, prm, z, this->layout, StrideClass::S1, this->filter_class);
+            dyz.parallel(n);
+        }
     }
 };
+using ConvBwdDataScatterHost = ConvBwdDataScatter<BwdDataHostParams, false>;
+using ConvBwdDataScatterGpu = ConvBwdDataScatter<BwdDataGpuParams, true>;
 
 class ConvBwdWeightHost : public ConvGeneratorBase<ConvBwdWeightHost> {
 public:
@@ -142,14 +161,15 @@ public:
     GeneratorParam<int> vec{"vec", BwdWeightHostParams{}.vec, 1, 32};
     GeneratorParam<int> tile_c{"tile_c", BwdWeightHostParams{}.tile_c, 1, 8};
     GeneratorParam<int> tile_k{"tile_k", BwdWeightHostParams{}.tile_k, 1, 16};
-    GeneratorParam<int> max_splits{"max_splits", BwdWeightHostParams{}.max_splits, 1, 4096};
+    GeneratorParam<int> max_splits{"max_splits", BwdWeightHostParams{}.max_splits, 1, 4096};  // cap, read by the runtime
 
     void generate() {
         Func x = *a, dy = *b, pv = *prev;
         ConvArgs args = make_args(a->dim(3).extent(), a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(),
                                   b->dim(2).extent(), b->dim(1).extent(), b->dim(0).extent(), out->dim(1).extent(),
                                   out->dim(0).extent());
-        BwdWeightGraph g = define_bwd_weight(x, dy, pv, Func(*ws), Func(*out), args, dtype, stride_class, filter_class, max_splits);
+        BwdWeightGraph g = define_bwd_weight(x, dy, pv, Func(*ws), Func(*out), args, dtype, stride_class, filter_class,
+                                             max(*splits, 1));
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);
         constrain_filter(*out);
@@ -188,7 +208,7 @@ public:
     GeneratorParam<int> tile_k{"tile_k", BwdWeightGpuParams{}.tile_k, 1, 16};
     GeneratorParam<int> threads_c{"threads_c", BwdWeightGpuParams{}.threads_c, 1, 1024};
     GeneratorParam<int> threads_k{"threads_k", BwdWeightGpuParams{}.threads_k, 1, 1024};
-    GeneratorParam<int> max_splits{"max_splits", BwdWeightGpuParams{}.max_splits, 1, 65536};
+    GeneratorParam<int> max_splits{"max_splits", BwdWeightGpuParams{}.max_splits, 1, 65536};  // cap, read by the runtime
 
     void generate() {
         Func x = *a, dy = *b, pv = *prev;
@@ -196,7 +216,7 @@ public:
                                   b->dim(2).extent(), b->dim(1).extent(), b->dim(0).extent(), out->dim(1).extent(),
                                   out->dim(0).extent());
         BwdWeightGraph g = define_bwd_weight(x, dy, pv, Func(*ws), Func(*out), args, dtype, stride_class,
-                                             filter_class, max_splits);
+                                             filter_class, max(*splits, 1));
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);
         constrain_filter(*out);
@@ -212,5 +232,6 @@ public:
 HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataHost, conv_bwd_data_host)
 HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdWeightHost, conv_bwd_weight_host)
 HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataScatterHost, conv_bwd_data_scatter_host)
+HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataScatterGpu, conv_bwd_data_scatter_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataGpu, conv_bwd_data_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdWeightGpu, conv_bwd_weight_gpu)

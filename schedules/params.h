@@ -28,7 +28,8 @@ struct BwdWeightHostParams {
     int vec = 8;          // {4, 8, 16}: f32 SIMD lanes
     int tile_c = 2;       // [1..4] vectors of input channels per register tile
     int tile_k = 4;       // [1..8] output channels per register tile; (A) tile_c * tile_k <= 14
-    int max_splits = 16;  // [1..256] partial sums over N*P rows (reduction split, workspace)
+    int max_splits = 16;  // [1..256] partial sums over N*P rows (reduction split, workspace); the
+                          // runtime passes min(this, rows) so results never depend on the machine
     template <class Self, class F>
     static void visit(Self &&s, F f) {
         f(s.vec, "vec");
@@ -59,7 +60,8 @@ struct BwdWeightGpuParams {
     int tile_k = 4;        // [1..8] output channels per thread (registers)
     int threads_c = 16;    // {8, 16, 32} threads along input-channel tiles
     int threads_k = 8;     // {4, 8, 16} threads along output-channel tiles
-    int max_splits = 64;   // [1..1024] partial sums over N*P rows: parallelism for the reduction
+    int max_splits = 512;  // [1..4096] cap on the partial sums over N*P rows; the dispatcher picks
+                           // ~528 blocks' worth per launch and <= 256 MiB of workspace
     template <class Self, class F>
     static void visit(Self &&s, F f) {
         f(s.tile_c, "tile_c");

@@ -32,6 +32,11 @@ endforeach ()
 conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE any FILTER any ON host TAG scatter
             GENERATOR conv_bwd_data_scatter_host BASELINE SCHEDULE tile_c=2 tile_x=4)
 
+# Comparison baseline, never dispatched: backward-weight without the reduction split
+# (max_splits=1), for split-vs-unsplit rows (driver --kernel).
+conv_kernel(DIR bwd_weight DTYPE bf16 LAYOUT nchw STRIDE any FILTER any ON host TAG c1k4n1 BASELINE
+            SCHEDULE tile_c=1 tile_k=4 max_splits=1)
+
 # Generic fallbacks: every dtype and layout, every valid problem. Keep last.
 foreach (dtype IN ITEMS f32 f16 bf16)
     foreach (layout IN ITEMS nhwc nchw)
@@ -49,9 +54,21 @@ foreach (layout IN ITEMS nhwc nchw)
         conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4
                     SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8)
         conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4
-                    SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=64)
+                    SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512)
     endforeach ()
 endforeach ()
+# Baselines, never dispatched: scatter-then-conv (driver --compare scatter) and unsplit wgrad.
+foreach (dtype IN ITEMS f32 f16 bf16)
+    set(skip none)
+    if (dtype STREQUAL "f16")
+        set(skip opencl)
+    endif ()
+    conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT nhwc STRIDE any FILTER any ON gpu TAG scatter BASELINE SKIP_ON ${skip}
+                GENERATOR conv_bwd_data_scatter_gpu SCHEDULE tile_c=2 tile_x=2 threads_c=16 threads_x=8)
+endforeach ()
+conv_kernel(DIR bwd_weight DTYPE bf16 LAYOUT nchw STRIDE any FILTER any ON gpu TAG c2k2n1 BASELINE
+            SCHEDULE tile_c=2 tile_k=2 threads_c=16 threads_k=8 max_splits=1)
+
 foreach (dtype IN ITEMS f32 f16 bf16)
     set(skip none)
     if (dtype STREQUAL "f16")
@@ -62,6 +79,22 @@ foreach (dtype IN ITEMS f32 f16 bf16)
         conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT ${layout} STRIDE any FILTER any ON gpu TAG c2x2
                     SKIP_ON ${skip} SCHEDULE tile_c=2 tile_x=2 threads_c=16 threads_x=8)
         conv_kernel(DIR bwd_weight DTYPE ${dtype} LAYOUT ${layout} STRIDE any FILTER any ON gpu TAG c2k2
-                    SKIP_ON ${skip} SCHEDULE tile_c=2 tile_k=2 threads_c=16 threads_k=8 max_splits=64)
+                    SKIP_ON ${skip} SCHEDULE tile_c=2 tile_k=2 threads_c=16 threads_k=8 max_splits=512)
     endforeach ()
+endforeach ()
+
+# Tuning candidates on GPUs (never dispatched until promoted into the lines above; forced by
+# name in scripts/gpu_run.sh's sweep): larger register tiles for the common NHWC classes. Not for
+# AMD: 32+ accumulators per thread fall under 4 waves/SIMD on gfx90a (test amdgpu says so).
+foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k3")
+    list(GET sf 0 s)
+    list(GET sf 1 f)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nhwc STRIDE ${s} FILTER ${f} ON gpu TAG c8x4 BASELINE SKIP_ON opencl amdgpu
+                SCHEDULE tile_c=8 tile_x=4 threads_c=8 threads_x=16)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nhwc STRIDE ${s} FILTER ${f} ON gpu TAG c4x8 BASELINE SKIP_ON opencl amdgpu
+                SCHEDULE tile_c=4 tile_x=8 threads_c=16 threads_x=8)
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE ${s} FILTER ${f} ON gpu TAG c8k8 BASELINE SKIP_ON opencl amdgpu
+                SCHEDULE tile_c=8 tile_k=8 threads_c=8 threads_k=8 max_splits=512)
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE ${s} FILTER ${f} ON gpu TAG c4k8 BASELINE SKIP_ON opencl amdgpu
+                SCHEDULE tile_c=4 tile_k=8 threads_c=16 threads_k=8 max_splits=512)
 endforeach ()

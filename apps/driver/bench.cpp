@@ -206,22 +206,27 @@ bool run_one(const ConvProblem &p, Direction dir, const Options &o, TargetDevice
         }
     };
     if (o.compare == "scatter") {
-        // The scatter-then-conv baseline kernel (never dispatched) of this dtype and layout.
+        // The scatter-then-conv baseline kernel (never dispatched) of this dtype, layout and target.
+        static const char *kTargets[] = {"host", "opencl", "cuda", "amdgpu"};
         std::string base = std::string("bwdd_") + to_string(p.dtype) + "_" + to_string(p.layout) + "_any_any_" +
-                           (dev ? "" : "host") + "_scatter";
+                           kTargets[o.target_enum] + "_scatter";
         convbwd_exec bexec = exec;
         bexec.kernel = base.c_str();
         HostTensor pout = s0.out;
         pout.fill_nan();
-        const convbwd_tensor pout_t = pout.desc();
+        std::unique_ptr<TargetBuffer> pdev;
+        convbwd_tensor pout_t = pout.desc();
+        if (dev && (pdev = dev->alloc(pout.storage.size(), &call_error))) pout_t.data = pdev->handle();
         auto run1 = [&](BufferSet &s) {
             convbwd_tensor to = pout_t;
-            return convbwd_bwd_data(&cp, &s.ta, &s.tb, &to, 1.0f, 0.0f, &bexec) == CONVBWD_SUCCESS;
+            bool ok = convbwd_bwd_data(&cp, &s.ta, &s.tb, &to, 1.0f, 0.0f, &bexec) == CONVBWD_SUCCESS;
+            return ok && (!dev || dev->sync(&call_error));
         };
-        if (!bwd_data || dev) {
-            peer_note = "scatter baseline: backward-data on the host only";
-        } else if (!run1(s0)) {
-            peer_note = std::string("scatter baseline ") + base + ": " + convbwd_last_error();
+        if (!bwd_data) {
+            peer_note = "scatter baseline: backward-data only";
+        } else if ((dev && !pdev) || !run1(s0) ||
+                   (dev && !pdev->download(pout.storage.data(), pout.storage.size(), &call_error))) {
+            peer_note = std::string("scatter baseline ") + base + ": " + convbwd_last_error() + call_error;
             peer_verified = 0;
         } else {
             check_peer(pout);
@@ -276,9 +281,8 @@ bool run_one(const ConvProblem &p, Direction dir, const Options &o, TargetDevice
                     for (int i = 0; i < o.warmup; i++) peer.run(sets[i % nsets].a, sets[i % nsets].b, pouts[i % nsets]);
                     std::vector<double> ts;
                     for (int i = 0; i < o.iters; i++) {
-                        double t0 = now_ms();
                         peer.run(sets[i % nsets].a, sets[i % nsets].b, pouts[i % nsets]);
-                        ts.push_back(now_ms() - t0);
+                        ts.push_back(peer.primitive_ms());  // the primitive alone, as benchdnn times it
                     }
                     peer_ms = median(ts);
                 }

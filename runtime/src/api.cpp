@@ -234,7 +234,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
                         p.pad_left, p.G, alpha, beta, &out.buf);
     } else {
         rc = k->fn.weight(&ctx, &a.buf, &b.buf, &prev.buf, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w,
-                          p.pad_top, p.pad_left, p.G, alpha, beta, &ws, &out.buf);
+                          p.pad_top, p.pad_left, p.G, alpha, beta, (int)weight_max_splits(*k, p), &ws, &out.buf);
     }
     detach_all();
     if (rc != 0)

@@ -15,7 +15,7 @@ namespace convbwd {
 using BwdDataFn = int (*)(const void *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int, int, int, int,
                           int, int, int, float, float, halide_buffer_t *);
 using BwdWeightFn = int (*)(const void *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int, int, int,
-                            int, int, int, int, float, float, halide_buffer_t *, halide_buffer_t *);
+                            int, int, int, int, float, float, int, halide_buffer_t *, halide_buffer_t *);
 struct KernelFn {
     BwdDataFn data = nullptr;
     BwdWeightFn weight = nullptr;
@@ -38,7 +38,10 @@ struct KernelInfo {
 
 // Workspace bytes kernel k needs for problem p (backward-weight: the f32 partials).
 int64_t workspace_bytes(const KernelInfo &k, const ConvProblem &p);
-// Number of reduction splits of a backward-weight kernel on p.
+// Backward-weight's reduction split for problem p on kernel k: the max_splits the kernel is
+// called with (a function of the problem and the kernel only, so results are reproducible), and
+// the number of partial sums that gives.
+int64_t weight_max_splits(const KernelInfo &k, const ConvProblem &p);
 int64_t weight_splits(const KernelInfo &k, const ConvProblem &p);
 
 // The registry, in kernel-list order (= dispatch priority).

@@ -1,4 +1,5 @@
 // The kernel registry, generated from the kernel list (schedules/variants.cmake).
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <type_traits>
@@ -39,10 +40,27 @@ Params parse_schedule(const KernelInfo &k) {
 }
 }  // namespace
 
+int64_t weight_max_splits(const KernelInfo &k, const ConvProblem &p) {
+    const int64_t rows = (int64_t)p.N * p.P, Cg = p.C / p.G;
+    const int64_t partial_bytes = (int64_t)p.K * Cg * p.R * p.S * (int64_t)sizeof(float);
+    // Workspace at most 256 MiB, whatever the cap.
+    const int64_t by_workspace = std::max<int64_t>(1, (int64_t{256} << 20) / std::max<int64_t>(partial_bytes, 1));
+    int64_t want;
+    if (k.device == Device::Host) {
+        want = parse_schedule<BwdWeightHostParams>(k).max_splits;
+    } else {
+        // Enough blocks per launch (one launch per filter tap) to fill a large GPU: about 4 x 132
+        // multiprocessors' worth, from the tiles one split has.
+        BwdWeightGpuParams g = parse_schedule<BwdWeightGpuParams>(k);
+        const int64_t tiles = ((Cg + g.tile_c * g.threads_c - 1) / (g.tile_c * g.threads_c)) *
+                              ((p.K + g.tile_k * g.threads_k - 1) / (g.tile_k * g.threads_k));
+        want = std::min<int64_t>(g.max_splits, (528 + tiles - 1) / tiles);
+    }
+    return std::max<int64_t>(1, std::min({want, by_workspace, rows}));
+}
+
 int64_t weight_splits(const KernelInfo &k, const ConvProblem &p) {
-    int max_splits = k.device == Device::Host ? parse_schedule<BwdWeightHostParams>(k).max_splits
-                                              : parse_schedule<BwdWeightGpuParams>(k).max_splits;
-    return wgrad_splits((int64_t)p.N * p.P, max_splits);
+    return wgrad_splits((int64_t)p.N * p.P, weight_max_splits(k, p));
 }
 
 int64_t workspace_bytes(const KernelInfo &k, const ConvProblem &p) {
