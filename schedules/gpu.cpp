@@ -73,6 +73,9 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
             // one sub-filter, and a thread's tile lies in one phase.
             tile_thread(s, full, c, g.mx, {g.my, n, g.phx, g.phy});
             s.fuse(g.my, n, rows).gpu_blocks(rows);
+            // Compile-time stride: one launch per phase with its tap table folded to constants;
+            // an empty phase's launch only writes zeros (its reduction folds away).
+            if (g.sx > 0 && g.sy > 0) s.unroll(g.phx).unroll(g.phy);
         });
         g.acc.compute_at(stored, thread_inner);
         g.out.compute_root();

@@ -16,12 +16,15 @@ foreach (layout IN ITEMS nhwc nchw)
     conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER k3 ON host TAG c2k4 SCHEDULE tile_c=2 tile_k=4)
 endforeach ()
 
-# f16 and bf16 (f32 accumulation), both layouts: the common 3x3 stride-1 class.
+# f16 and bf16 (f32 accumulation), both layouts: the common 3x3 stride-1 class; NHWC also the
+# strided classes of the IREE shapes (1x1 and 3x3, stride 2).
 foreach (dtype IN ITEMS f16 bf16)
     foreach (layout IN ITEMS nhwc nchw)
         conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT ${layout} STRIDE s1 FILTER k3 ON host TAG c2x4 SCHEDULE tile_c=2 tile_x=4)
         conv_kernel(DIR bwd_weight DTYPE ${dtype} LAYOUT ${layout} STRIDE s1 FILTER k3 ON host TAG c2k4 SCHEDULE tile_c=2 tile_k=4)
     endforeach ()
+    conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT nhwc STRIDE s2 FILTER k1 ON host TAG c2x3 SCHEDULE tile_c=2 tile_x=3)
+    conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT nhwc STRIDE s2 FILTER k3 ON host TAG c2x3 SCHEDULE tile_c=2 tile_x=3)
 endforeach ()
 
 # Comparison baseline, never dispatched: scatter-then-conv backward-data (driver --compare scatter).
@@ -57,6 +60,18 @@ foreach (layout IN ITEMS nhwc nchw)
                     SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512)
     endforeach ()
 endforeach ()
+# f16 and bf16 NHWC strided backward-data (the IREE shapes); f16 skips OpenCL (PoCL has no fp16).
+foreach (dtype IN ITEMS f16 bf16)
+    set(skip none)
+    if (dtype STREQUAL "f16")
+        set(skip opencl)
+    endif ()
+    foreach (f IN ITEMS k1 k3)
+        conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT nhwc STRIDE s2 FILTER ${f} ON gpu TAG c4x4 SKIP_ON ${skip}
+                    SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8)
+    endforeach ()
+endforeach ()
+
 # Baselines, never dispatched: scatter-then-conv (driver --compare scatter) and unsplit wgrad.
 foreach (dtype IN ITEMS f32 f16 bf16)
     set(skip none)

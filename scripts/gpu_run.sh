@@ -36,6 +36,30 @@ timeout 60 "$bin/convbwd-driver" --shapes shapes/iree_strided.txt -I NHWC --targ
     > "$out/iree_strided.json" 2> "$out/iree_strided.err"; echo "iree rc=$?"
 timeout 60 "$bin/convbwd-driver" --shapes shapes/resnet50.txt -I NHWC -F 6 --target opencl -t 1 -i 10 -V 0 --json \
     > "$out/resnet50_opencl.json" 2> "$out/resnet50_opencl.err"; echo "opencl rc=$?"
+step "phase decomposition vs scatter-then-conv (same Funcs) on iree_strided"
+timeout 60 "$bin/convbwd-driver" --shapes shapes/iree_strided.txt -I NHWC --target cuda --compare scatter -t 1 -i 10 -V 0 --json \
+    > "$out/iree_scatter.json" 2> "$out/iree_scatter.err"; echo "iree scatter rc=$?"
+step "wgrad split vs unsplit (large N*P*Q, small K*C*R*S)"
+for k in bwdw_bf16_nchw_any_any_cuda_c2k2 bwdw_bf16_nchw_any_any_cuda_c2k2n1; do
+  timeout 60 "$bin/convbwd-driver" convbfp16 -n 16 -c 16 -H 225 -W 225 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4 --target cuda \
+      --kernel $k -t 1 -i 10 -V 0 --json
+done > "$out/wgrad_split.json" 2>&1; echo "split rc=$?"
+step "sweep: register-tile candidates, resnet50 NHWC, forced by name, vs cuDNN"
+for k in bwdd_f32_nhwc_s1_k1_cuda_c4x4 bwdd_f32_nhwc_s1_k1_cuda_c8x4 bwdd_f32_nhwc_s1_k1_cuda_c4x8 \
+         bwdd_f32_nhwc_s1_k3_cuda_c4x4 bwdd_f32_nhwc_s1_k3_cuda_c8x4 bwdd_f32_nhwc_s1_k3_cuda_c4x8 \
+         bwdd_f32_nhwc_s2_k3_cuda_c4x4 bwdd_f32_nhwc_s2_k3_cuda_c8x4 bwdd_f32_nhwc_s2_k3_cuda_c4x8 \
+         bwdw_f32_nhwc_s1_k1_cuda_c4k4 bwdw_f32_nhwc_s1_k1_cuda_c8k8 bwdw_f32_nhwc_s1_k1_cuda_c4k8 \
+         bwdw_f32_nhwc_s1_k3_cuda_c4k4 bwdw_f32_nhwc_s1_k3_cuda_c8k8 bwdw_f32_nhwc_s1_k3_cuda_c4k8 \
+         bwdw_f32_nhwc_s2_k3_cuda_c4k4 bwdw_f32_nhwc_s2_k3_cuda_c8k8 bwdw_f32_nhwc_s2_k3_cuda_c4k8; do
+  timeout 40 "$bin/convbwd-driver" --shapes shapes/resnet50.txt -I NHWC --target cuda --kernel $k --compare cudnn \
+      -t 1 -i 10 -V 0 --json 2>/dev/null
+done > "$out/sweep.json"; echo "sweep rc=$?"
+python3 scripts/sweep_summary.py "$out/sweep.json" | tee "$out/sweep.md"
+python3 scripts/sweep_summary.py "$out/iree_scatter.json" "$out/wgrad_split.json" | tee "$out/scatter_split.md"
+grep -o '"kernel": "[^"]*", "time_ms": [0-9.]*' "$out/wgrad_split.json"
 step "table"
 python3 scripts/report.py --peak-tflops 51.5 --peak-gbps 2971 "$out"/resnet50_NCHW.json "$out"/resnet50_NHWC.json \
-    "$out"/iree_strided.json "$out"/resnet50_opencl.json 2>&1 | tee "$out/report.md" | tail -60
+    "$out"/iree_strided.json "$out"/resnet50_opencl.json 2>&1 > "$out/report.md"
+grep -E "^###|geomean" "$out/report.md"
+mkdir -p "$out/all" && mv "$out"/*.json "$out"/*.log "$out"/*.err "$out/all/" 2>/dev/null
+tar czf "$out/all.tgz" -C "$out" all && rm -rf "$out/all"
