@@ -3,6 +3,7 @@
 # and opencl kernels, compute-sanitizer on a subset, and benchmarks against cuDNN (TF32 off).
 # Binaries are built here by scripts/gpu_build.sh and carried in .device/bin.
 #   run: bash scripts/gpu_run.sh   (writes logs and JSON rows to $OUT, prints a table last)
+#   MODE=iree: cuda conformance, then only the iree_strided shapes against cuDNN and scatter
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bin=.device/bin
@@ -18,6 +19,14 @@ date -u | tee -a "$out/device.txt"
 step() { echo "== $*"; }
 step "conformance: cuda kernels vs reference"
 timeout 150 "$bin/convbwd_tests" --test-suite=kernels "--test-case=*_cuda_*" > "$out/test_cuda.log" 2>&1; echo "rc=$?"; tail -3 "$out/test_cuda.log"
+if [ "${MODE:-all}" = iree ]; then  # a short session: the strided shapes only
+  for peer in cudnn scatter; do
+    timeout 90 "$bin/convbwd-driver" --shapes shapes/iree_strided.txt -I NHWC --target cuda --compare $peer -t 1 -i 20 -V 0 \
+        --json > "$out/iree_$peer.json" 2> "$out/iree_$peer.err"; echo "iree $peer rc=$?"
+  done
+  python3 scripts/sweep_summary.py "$out/iree_cudnn.json" "$out/iree_scatter.json" | tee "$out/iree.md"
+  exit 0
+fi
 step "conformance: opencl kernels (NVIDIA OpenCL) vs reference"
 timeout 120 "$bin/convbwd_tests" --test-suite=kernels "--test-case=*_opencl_*" > "$out/test_opencl.log" 2>&1; echo "rc=$?"; tail -3 "$out/test_opencl.log"
 step "dispatch + regressions on the host build in the same binary"
