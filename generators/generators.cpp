@@ -83,6 +83,36 @@ protected:
         if (k.pad >= 0) add_requirement(r.pad_top == k.pad && r.pad_left == k.pad, "kernel built for pad 0");
         return r;
     }
+
+    // The algorithm over this generator's buffers, with the layout and class constraints.
+    // Backward-data: a = dy, b = w, out = dx.
+    ConvArgs bwd_data_args() {
+        return make_args(out->dim(3).extent(), out->dim(2).extent(), out->dim(1).extent(), out->dim(0).extent(),
+                         a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(), b->dim(1).extent(),
+                         b->dim(0).extent());
+    }
+    BwdDataGraph build_bwd_data(const ConvArgs &args) {
+        BwdDataGraph g = define_bwd_data(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class);
+        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
+        constrain_layout(*out);
+        constrain_filter(*b);
+        return g;
+    }
+    // Backward-weight: a = x, b = dy, out = dw, plus the workspace output ws.
+    ConvArgs bwd_weight_args() {
+        return make_args(a->dim(3).extent(), a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(),
+                         b->dim(2).extent(), b->dim(1).extent(), b->dim(0).extent(), out->dim(1).extent(),
+                         out->dim(0).extent());
+    }
+    BwdWeightGraph build_bwd_weight(const ConvArgs &args) {
+        BwdWeightGraph g = define_bwd_weight(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
+                                             filter_class, max(*splits, 1));
+        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
+        constrain_layout(*out);
+        constrain_filter(*out);
+        for (int d = 0; d < 5; d++) ws->dim(d).set_min(0);
+        return g;
+    }
 };
 
 class ConvBwdDataHost : public ConvGeneratorBase<ConvBwdDataHost> {
@@ -93,15 +123,8 @@ public:
     GeneratorParam<int> tile_x{"tile_x", BwdDataHostParams{}.tile_x, 1, 16};
 
     void generate() {
-        Func dy = *a, w = *b, pv = *prev;
-        ConvArgs args = make_args(out->dim(3).extent(), out->dim(2).extent(), out->dim(1).extent(),
-                                  out->dim(0).extent(), a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(),
-                                  b->dim(1).extent(), b->dim(0).extent());
-        BwdDataGraph g = define_bwd_data(dy, w, pv, Func(*out), args, dtype, stride_class, filter_class);
-        for (auto *buf : {a, prev}) constrain_layout(*buf);
-        constrain_layout(*b);
-        constrain_layout(*out);
-        constrain_filter(*b);
+        ConvArgs args = bwd_data_args();
+        BwdDataGraph g = build_bwd_data(args);
         BwdDataHostParams p{vec, tile_c, tile_x};
         schedule_bwd_data_host(g, p, args, layout, stride_class, filter_class);
     }
@@ -124,9 +147,7 @@ public:
     void generate() {
         auto &a = this->a, &b = this->b, &prev = this->prev, &out = this->out;
         Func dy = *a, w = *b, pv = *prev;
-        ConvArgs args = this->make_args(out->dim(3).extent(), out->dim(2).extent(), out->dim(1).extent(),
-                                        out->dim(0).extent(), a->dim(2).extent(), a->dim(1).extent(),
-                                        a->dim(0).extent(), b->dim(1).extent(), b->dim(0).extent());
+        ConvArgs args = this->bwd_data_args();
         // dyz: dy with stride-1 zeros between its elements, (P-1)*stride_h + 1 rows.
         Var q("q"), p("p"), k("k"), n("n");
         Func dyz("dyz");
@@ -164,16 +185,8 @@ public:
     GeneratorParam<int> max_splits{"max_splits", BwdWeightHostParams{}.max_splits, 1, 4096};  // cap, read by the runtime
 
     void generate() {
-        Func x = *a, dy = *b, pv = *prev;
-        ConvArgs args = make_args(a->dim(3).extent(), a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(),
-                                  b->dim(2).extent(), b->dim(1).extent(), b->dim(0).extent(), out->dim(1).extent(),
-                                  out->dim(0).extent());
-        BwdWeightGraph g = define_bwd_weight(x, dy, pv, Func(*ws), Func(*out), args, dtype, stride_class, filter_class,
-                                             max(*splits, 1));
-        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
-        constrain_layout(*out);
-        constrain_filter(*out);
-        for (int d = 0; d < 5; d++) ws->dim(d).set_min(0);
+        ConvArgs args = bwd_weight_args();
+        BwdWeightGraph g = build_bwd_weight(args);
         BwdWeightHostParams p{vec, tile_c, tile_k, max_splits};
         schedule_bwd_weight_host(g, p, args, layout, stride_class, filter_class);
     }
@@ -188,14 +201,8 @@ public:
     GeneratorParam<int> threads_x{"threads_x", BwdDataGpuParams{}.threads_x, 1, 1024};
 
     void generate() {
-        Func dy = *a, w = *b, pv = *prev;
-        ConvArgs args = make_args(out->dim(3).extent(), out->dim(2).extent(), out->dim(1).extent(),
-                                  out->dim(0).extent(), a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(),
-                                  b->dim(1).extent(), b->dim(0).extent());
-        BwdDataGraph g = define_bwd_data(dy, w, pv, Func(*out), args, dtype, stride_class, filter_class);
-        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
-        constrain_layout(*out);
-        constrain_filter(*b);
+        ConvArgs args = bwd_data_args();
+        BwdDataGraph g = build_bwd_data(args);
         BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x};
         schedule_bwd_data_gpu(g, p, args, layout, stride_class, filter_class);
     }
@@ -211,16 +218,8 @@ public:
     GeneratorParam<int> max_splits{"max_splits", BwdWeightGpuParams{}.max_splits, 1, 65536};  // cap, read by the runtime
 
     void generate() {
-        Func x = *a, dy = *b, pv = *prev;
-        ConvArgs args = make_args(a->dim(3).extent(), a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(),
-                                  b->dim(2).extent(), b->dim(1).extent(), b->dim(0).extent(), out->dim(1).extent(),
-                                  out->dim(0).extent());
-        BwdWeightGraph g = define_bwd_weight(x, dy, pv, Func(*ws), Func(*out), args, dtype, stride_class,
-                                             filter_class, max(*splits, 1));
-        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
-        constrain_layout(*out);
-        constrain_filter(*out);
-        for (int d = 0; d < 5; d++) ws->dim(d).set_min(0);
+        ConvArgs args = bwd_weight_args();
+        BwdWeightGraph g = build_bwd_weight(args);
         BwdWeightGpuParams p{tile_c, tile_k, threads_c, threads_k, max_splits};
         schedule_bwd_weight_gpu(g, p, args, layout, stride_class, filter_class);
     }
