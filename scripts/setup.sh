@@ -39,10 +39,22 @@ for d in "${debs[@]}"; do
   esac
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # A Debian point release can replace a pinned version; then take the archive's version and
+  # say so, rather than fail the whole set-up.
+  wanted=()
+  for d in "${missing[@]}"; do
+    name=${d%%=*}
+    if [ "$name" != "$d" ] && ! apt-cache madison "$name" | awk -F'|' '{gsub(/ /,"",$2); print $2}' | grep -qxF "${d#*=}"; then
+      echo "setup: warning: $d is no longer in the archive; installing $name $(apt-cache policy "$name" | awk '/Candidate/ {print $2}')"
+      wanted+=("$name")
+    else
+      wanted+=("$d")
+    fi
+  done
+  echo "setup: installing ${wanted[*]}"
+  apt-get install -y -qq --no-install-recommends "${wanted[@]}" >/dev/null
 fi
 
 # Python environment: Halide (C++ SDK + CMake package inside the wheel), CMake, Ninja.
