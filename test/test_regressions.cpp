@@ -36,16 +36,21 @@ void check_everywhere(const std::vector<ConvProblem> &problems, uint32_t seed) {
         const ConvProblem base = with_derived_output(given);
         CAPTURE(describe(base, Direction::BwdData));
         REQUIRE_MESSAGE(valid(base), "the regression problem itself is invalid");
+        // Every target this test build can run: the host always, OpenCL where a device opens
+        // (PoCL in CI), CUDA on the GPU machine. OpenCL has no f16 kernels (no cl_khr_fp16 on PoCL).
+        for (Device dev : {Device::Host, Device::OpenCL, Device::Cuda})
         for (Layout l : kLayouts)
             for (DType t : kDTypes)
                 for (Direction d : kDirs) {
+                    std::string why;
+                    if (!device_usable(dev, &why) || (dev == Device::OpenCL && t == DType::F16)) continue;
                     ConvProblem p = base;
                     p.dtype = t;
                     p.layout = l;
-                    const std::string kernel = dispatched(p, d);
+                    const std::string kernel = dev == Device::Host ? dispatched(p, d) : to_string(dev);
                     CAPTURE(describe(p, d));
                     CAPTURE(kernel);
-                    RunResult r = run_against_reference(p, d, "", rng);
+                    RunResult r = run_against_reference(p, d, "", rng, 1.0f, 0.0f, dev);
                     CHECK_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
                     if (r.status != CONVBWD_SUCCESS) continue;
                     CHECK_MESSAGE(r.verify.unwritten == 0, r.verify.unwritten, " elements not written; ",
