@@ -15,6 +15,10 @@
 #include "apps/driver/json.h"
 #include "common/npy.h"
 #include "common/shapes.h"
+#ifdef CONVBWD_HAVE_AMDGPU_KERNELS
+#include "amdgpu_kernels.inc"
+#include "runtime/src/amdgpu/code_object.h"
+#endif
 #include "convbwd/convbwd.h"
 
 using namespace convbwd;
@@ -59,6 +63,50 @@ int list_kernels(const Options &o) {
                         target_name(d.target), d.stride_class, d.filter_class, d.schedule);
         }
     }
+#ifdef CONVBWD_HAVE_AMDGPU_KERNELS
+    // amdgpu kernels are compiled and embedded but not dispatched (README, "Targets"): list each
+    // code object's metadata, the worst entry point per (kernel, arch).
+    if (!o.explicit_target || o.target_enum == CONVBWD_TARGET_AMDGPU) {
+        struct Amd {
+            const char *name;
+            const amdgpu::EmbeddedCodeObjectSet *set;
+        };
+        static const Amd kAmd[] = {
+#define CONVBWD_AMDGPU_KERNEL(name, symbol, sched) {#name, &symbol},
+#include "amdgpu_kernels.inc"
+#undef CONVBWD_AMDGPU_KERNEL
+        };
+        if (!o.json)
+            std::printf("\n%-40s %-7s %7s %5s %5s %8s %9s %12s\n", "amdgpu code object (compiled, not dispatched)", "arch",
+                        "entries", "vgpr", "sgpr", "lds B", "scratch B", "waves/SIMD");
+        for (const Amd &a : kAmd)
+            for (size_t i = 0; i < a.set->count; i++) {
+                const amdgpu::EmbeddedCodeObject &co = a.set->objects[i];
+                amdgpu::CodeObjectInfo info;
+                amdgpu::ArchLimits limits;
+                if (!amdgpu::parse_code_object(co.data, co.size, &info).ok() || !amdgpu::arch_limits(info.processor, &limits))
+                    continue;
+                uint32_t vgpr = 0, sgpr = 0, lds = 0, scratch = 0, waves = 99;
+                for (const amdgpu::KernelInfo &k : info.kernels) {
+                    if (k.name == "_at_least_one_kernel") continue;  // Halide's placeholder
+                    vgpr = std::max(vgpr, k.vgpr_count), sgpr = std::max(sgpr, k.sgpr_count);
+                    lds = std::max(lds, k.group_segment_fixed_size);
+                    scratch = std::max(scratch, k.private_segment_fixed_size);
+                    waves = std::min(waves, amdgpu::estimate_occupancy(k, limits, 128, 0).waves_per_simd);
+                }
+                if (o.json) {
+                    JsonObject row;
+                    row.str("kernel", a.name).str("target", "amdgpu").str("arch", co.arch);
+                    row.integer("entries", (int64_t)info.kernels.size()).integer("vgpr", vgpr).integer("sgpr", sgpr);
+                    row.integer("lds_bytes", lds).integer("scratch_bytes", scratch).integer("waves_per_simd", waves);
+                    std::printf("%s\n", row.text().c_str());
+                } else {
+                    std::printf("%-40s %-7s %7zu %5u %5u %8u %9u %12u\n", a.name, co.arch, info.kernels.size(), vgpr, sgpr,
+                                lds, scratch, waves);
+                }
+            }
+    }
+#endif
     return 0;
 }
 
