@@ -256,6 +256,21 @@ bool CudnnPeer::Impl::find(cudnnHandle_t h) {
     int max_count = 0, returned = 0;
     bool found = false;
     size_t chosen_memory = 0;
+    // The fastest result that fits the workspace; f32 never takes a tensor-op (TF32) algorithm.
+    auto pick = [&](const auto &perf, auto *algo) {
+        for (int i = 0; i < returned && !found; i++) {  // sorted fastest first
+            const auto &r = perf[i];
+            if (r.status != CUDNN_STATUS_SUCCESS || r.memory > ws_cap) continue;
+            if (p.dtype == DType::F32 && (r.mathType == CUDNN_TENSOR_OP_MATH ||
+                                          r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+                continue;
+            found = true;
+            *algo = r.algo;
+            chosen_memory = r.memory;
+            find_ms = r.time;
+            if (p.dtype != DType::F32) math = r.mathType;
+        }
+    };
     if (dir == Direction::BwdData) {
         if ((s = cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max_count)) != CUDNN_STATUS_SUCCESS)
             return fail(cudnn_msg("cudnnGetConvolutionBackwardDataAlgorithmMaxCount", s));
@@ -264,18 +279,7 @@ bool CudnnPeer::Impl::find(cudnnHandle_t h) {
                                                              x.ptr, (int)perf.size(), &returned, perf.data(), ws.ptr,
                                                              ws_cap)) != CUDNN_STATUS_SUCCESS)
             return fail(cudnn_msg("cudnnFindConvolutionBackwardDataAlgorithmEx", s));
-        for (int i = 0; i < returned && !found; i++) {  // sorted fastest first
-            const auto &r = perf[i];
-            if (r.status != CUDNN_STATUS_SUCCESS || r.memory > ws_cap) continue;
-            if (p.dtype == DType::F32 && (r.mathType == CUDNN_TENSOR_OP_MATH ||
-                                          r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
-                continue;
-            found = true;
-            data_algo = r.algo;
-            chosen_memory = r.memory;
-            find_ms = r.time;
-            if (p.dtype != DType::F32) math = r.mathType;
-        }
+        pick(perf, &data_algo);
     } else {
         if ((s = cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max_count)) != CUDNN_STATUS_SUCCESS)
             return fail(cudnn_msg("cudnnGetConvolutionBackwardFilterAlgorithmMaxCount", s));
@@ -284,18 +288,7 @@ bool CudnnPeer::Impl::find(cudnnHandle_t h) {
                                                                w.ptr, (int)perf.size(), &returned, perf.data(),
                                                                ws.ptr, ws_cap)) != CUDNN_STATUS_SUCCESS)
             return fail(cudnn_msg("cudnnFindConvolutionBackwardFilterAlgorithmEx", s));
-        for (int i = 0; i < returned && !found; i++) {
-            const auto &r = perf[i];
-            if (r.status != CUDNN_STATUS_SUCCESS || r.memory > ws_cap) continue;
-            if (p.dtype == DType::F32 && (r.mathType == CUDNN_TENSOR_OP_MATH ||
-                                          r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
-                continue;
-            found = true;
-            filter_algo = r.algo;
-            chosen_memory = r.memory;
-            find_ms = r.time;
-            if (p.dtype != DType::F32) math = r.mathType;
-        }
+        pick(perf, &filter_algo);
     }
     if ((e = cudaDeviceSynchronize()) != cudaSuccess) {
         cudaGetLastError();
