@@ -86,7 +86,7 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
         // Stage the rows of x this output row touches with channels innermost, so the inner
         // loop loads dense vectors of channels as in NHWC.
         std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
-        g.x_f.compute_at(g.partial, g.rr.y).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
+        g.x_f.compute_at(g.ws, g.sp).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
     }
     u.specialize(a.groups == 1);
 }
