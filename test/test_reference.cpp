@@ -1,4 +1,5 @@
-// The reference itself, on cases computed by hand.
+// The reference itself, on cases computed by hand. This file also holds the test binary's main().
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include "common/reference.h"
