@@ -127,6 +127,22 @@ void make_view(const TensorArg &a, DType t, Layout l, HalideView *v) {
     v->buf.dim = v->dim;
 }
 
+// The kernel a query runs: the one exec.kernel names (if it can implement the query), else the
+// dispatcher's choice.
+Status resolve_kernel(const Query &q, const char *forced, const KernelInfo **out) {
+    if (forced) {
+        *out = find_kernel(forced);
+        if (!*out) return fail(CONVBWD_NO_KERNEL, std::string("exec.kernel = ") + forced + ": no such kernel");
+        std::string why = cannot_implement(**out, q);
+        if (!why.empty())
+            return fail(CONVBWD_NO_KERNEL, std::string("exec.kernel = ") + forced + " cannot implement the problem: " + why);
+        return {};
+    }
+    *out = select_kernel(q);
+    if (!*out) return fail(CONVBWD_NO_KERNEL, "no kernel for " + problem_key(q) + " (CONVBWD_VERBOSE=dispatch says why)");
+    return {};
+}
+
 convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args[3], float alpha, float beta,
                    const convbwd_exec *exec) {
     ConvProblem p;
@@ -154,16 +170,8 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     if (!s.ok()) return report(s);
 
     const KernelInfo *k = nullptr;
-    if (ex.kernel) {
-        k = find_kernel(ex.kernel);
-        if (!k) return report(fail(CONVBWD_NO_KERNEL, std::string("exec.kernel = ") + ex.kernel + ": no such kernel"));
-        std::string why = cannot_implement(*k, q);
-        if (!why.empty())
-            return report(fail(CONVBWD_NO_KERNEL, std::string("exec.kernel = ") + ex.kernel + " cannot implement the problem: " + why));
-    } else {
-        k = select_kernel(q);
-        if (!k) return report(fail(CONVBWD_NO_KERNEL, "no kernel for " + problem_key(q) + " (CONVBWD_VERBOSE=dispatch says why)"));
-    }
+    s = resolve_kernel(q, ex.kernel, &k);
+    if (!s.ok()) return report(s);
 
     // Workspace: with an exec the caller provides it (NULL or short is an error); without one
     // (host convenience, as oneDNN's library-managed scratchpad) the call allocates it.
@@ -293,16 +301,8 @@ convbwd_status convbwd_select_kernel(const convbwd_problem *problem, convbwd_dir
     convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
     if (st != CONVBWD_SUCCESS) return st;
     const KernelInfo *k = nullptr;
-    if (exec && exec->kernel) {
-        k = find_kernel(exec->kernel);
-        if (!k) return report(fail(CONVBWD_NO_KERNEL, std::string("exec.kernel = ") + exec->kernel + ": no such kernel"));
-        std::string why = cannot_implement(*k, q);
-        if (!why.empty())
-            return report(fail(CONVBWD_NO_KERNEL, std::string("exec.kernel = ") + exec->kernel + " cannot implement the problem: " + why));
-    } else {
-        k = select_kernel(q);
-        if (!k) return report(fail(CONVBWD_NO_KERNEL, "no kernel for " + problem_key(q)));
-    }
+    Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &k);
+    if (!s.ok()) return report(s);
     *kernel_name = k->name;
     return CONVBWD_SUCCESS;
 }
@@ -310,12 +310,13 @@ convbwd_status convbwd_select_kernel(const convbwd_problem *problem, convbwd_dir
 convbwd_status convbwd_workspace_size(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
                                       convbwd_layout layout, const convbwd_exec *exec, size_t *bytes) {
     if (!bytes) return report(fail(CONVBWD_NULL_POINTER, "bytes is NULL"));
-    const char *name = nullptr;
-    convbwd_status st = convbwd_select_kernel(problem, direction, dtype, layout, exec, &name);
+    Query q;
+    convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
     if (st != CONVBWD_SUCCESS) return st;
-    ConvProblem p;
-    validate_problem(problem, &p);
-    *bytes = (size_t)workspace_bytes(*find_kernel(name), p);
+    const KernelInfo *k = nullptr;
+    Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &k);
+    if (!s.ok()) return report(s);
+    *bytes = (size_t)workspace_bytes(*k, q.problem);
     return CONVBWD_SUCCESS;
 }
 
