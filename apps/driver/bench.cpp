@@ -207,9 +207,8 @@ bool run_one(const ConvProblem &p, Direction dir, const Options &o, TargetDevice
     };
     if (o.compare == "scatter") {
         // The scatter-then-conv baseline kernel (never dispatched) of this dtype, layout and target.
-        static const char *kTargets[] = {"host", "opencl", "cuda", "amdgpu"};
         std::string base = std::string("bwdd_") + to_string(p.dtype) + "_" + to_string(p.layout) + "_any_any_" +
-                           kTargets[o.target_enum] + "_scatter";
+                           o.target + "_scatter";
         convbwd_exec bexec = exec;
         bexec.kernel = base.c_str();
         HostTensor pout = s0.out;
