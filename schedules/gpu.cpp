@@ -7,24 +7,9 @@ using namespace Halide;
 
 namespace convbwd {
 
-namespace {
-
 // Register tiles must have a constant size, so the per-thread split shifts its last tile inwards
-// (ShiftInwards): legal where the extent covers one tile, which `fits` says. Elsewhere (tiny
-// problems) a 1x1 tile runs. With beta == 0 the read of prev folds away.
-template <class F>
-void branches(Func f, Expr fits, Expr beta, F apply) {
-    if (beta.defined()) {
-        apply(f.specialize(fits && beta == 0.0f), true);
-        apply(f.specialize(fits), true);
-        apply(f.specialize(beta == 0.0f), false);
-    } else {
-        apply(f.specialize(fits), true);
-    }
-    apply(Stage(f), false);
-}
-
-}  // namespace
+// (ShiftInwards): legal where the extent covers one tile (for_each_branch's `fits`). Elsewhere
+// (tiny problems) a 1x1 tile runs.
 
 // Backward-data. Each thread owns tile_c channels x tile_x columns of one stride phase and keeps
 // them in registers while k and the taps stream past. Stride 1: the phase array is the output,
@@ -58,7 +43,7 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     const Var thread_inner = nhwc ? cbi : xbi;
     if (g.sx == 1 && g.sy == 1) {
         g.out.compute_root();
-        branches(g.out, a.C >= p.tile_c && a.W >= p.tile_x, g.beta, [&](Stage s, bool full) {
+        for_each_branch(g.out, a.C >= p.tile_c && a.W >= p.tile_x, g.beta, [&](Stage s, bool full) {
             tile_thread(s, full, c, x, {y, n});
             s.fuse(y, n, yn).gpu_blocks(yn);
         });
@@ -68,7 +53,7 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
         stored.compute_root();
         Var rows("rows");
         Expr columns = (a.W + a.pad_left) / a.stride_w;  // a lower bound on the phase array's width
-        branches(stored, a.C >= p.tile_c && columns >= p.tile_x, Expr(), [&](Stage s, bool full) {
+        for_each_branch(stored, a.C >= p.tile_c && columns >= p.tile_x, Expr(), [&](Stage s, bool full) {
             // One launch per stride phase (the phase loops stay on the host): each kernel runs
             // one sub-filter, and a thread's tile lies in one phase.
             tile_thread(s, full, c, g.mx, {g.my, n, g.phx, g.phy});
@@ -79,7 +64,7 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
         });
         g.acc.compute_at(stored, thread_inner);
         g.out.compute_root();
-        branches(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+        for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
             if (nhwc)
                 s.gpu_tile(c, x, cb, xb, cr, xr, 64, 4, TailStrategy::GuardWithIf);
             else
@@ -108,7 +93,7 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
     Var cb("cb"), cr("cr"), kb("kb"), kr("kr"), cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi"), tap("tap"),
         all("all");
     Expr Cg = a.C / a.groups;
-    branches(g.ws, Cg >= p.tile_c && a.K >= p.tile_k, Expr(), [&](Stage s, bool full) {
+    for_each_branch(g.ws, Cg >= p.tile_c && a.K >= p.tile_k, Expr(), [&](Stage s, bool full) {
         const int tc = full ? p.tile_c : 1, tk = full ? p.tile_k : 1;
         s.split(g.cg, cb, cr, tc, TailStrategy::ShiftInwards)
             .split(g.k, kb, kr, tk, TailStrategy::ShiftInwards)
@@ -125,7 +110,7 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
     g.partial.update().specialize(a.groups == 1);
 
     g.out.compute_root();
-    branches(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
         s.reorder(g.cg, g.k, g.s, g.r)
             .gpu_tile(g.cg, g.k, cbo, kbo, cbi, kbi, 16, 8, TailStrategy::GuardWithIf)
             .fuse(g.s, g.r, tap)

@@ -5,17 +5,6 @@ using namespace Halide;
 
 namespace convbwd {
 
-namespace {
-// The pipeline output in four branches: {full channel tiles, anything} x {beta == 0, beta != 0}.
-// With beta == 0 the specialisation folds away the read of prev, so the old output is never read.
-template <class F>
-void specialize_out(Func out, Expr tiled, Expr beta, F apply) {
-    apply(out.specialize(tiled && beta == 0.0f), true);
-    apply(out.specialize(tiled), true);
-    apply(out.specialize(beta == 0.0f), false);
-    apply(Stage(out), false);
-}
-}  // namespace
 
 // Backward-data, host. One output row (n, y) per task; per tile of TC channels, acc computes
 // the row of every stride phase; its update keeps tile_c vectors x tile_x columns x stride
@@ -27,7 +16,7 @@ void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const C
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
 
     g.out.compute_root();
-    specialize_out(g.out, a.C >= TC, g.beta, [&](Stage s, bool tiled) {
+    for_each_branch(g.out, a.C >= TC, g.beta, [&](Stage s, bool tiled) {
         s.split(c, co, ci, tiled ? TC : 1);
         if (layout == Layout::NHWC) {
             s.reorder(ci, x, co, y, n);
@@ -68,7 +57,7 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     Var cgo("cgo"), cgi("cgi"), cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki");
 
     g.out.compute_root();
-    specialize_out(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) { s.parallel(g.k); });
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) { s.parallel(g.k); });
     g.dw.compute_at(g.out, g.k);
 
     g.ws.parallel(g.sp);  // a pipeline output: stage 1, one task per split

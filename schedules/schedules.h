@@ -7,6 +7,21 @@
 
 namespace convbwd {
 
+// Applies a schedule to each specialisation of an output Func: {fits, anything} x {beta == 0,
+// beta != 0}; `full` tells the schedule whether its tiles fit. With beta == 0 the read of prev
+// folds away, so the old output is never read. An undefined beta: only {fits, anything}.
+template <class F>
+void for_each_branch(Halide::Func f, Halide::Expr fits, Halide::Expr beta, F apply) {
+    if (beta.defined()) {
+        apply(f.specialize(fits && beta == 0.0f), true);
+        apply(f.specialize(fits), true);
+        apply(f.specialize(beta == 0.0f), false);
+    } else {
+        apply(f.specialize(fits), true);
+    }
+    apply(Halide::Stage(f), false);
+}
+
 void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout,
                             StrideClass sc, FilterClass fc);
 void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a,
