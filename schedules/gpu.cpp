@@ -19,44 +19,72 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
                            StrideClass, FilterClass) {
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
     Var cb("cb"), cr("cr"), xb("xb"), xr("xr"), cbo("cbo"), cbi("cbi"), xbo("xbo"), xbi("xbi"), yn("yn");
-    const bool nhwc = layout == Layout::NHWC;
-    // Threads along the layout's dense dim, so a warp's loads and stores are contiguous.
+    // Threads along the layout's dense dim, so a warp's loads and stores are contiguous; with
+    // staged (channels-innermost) inputs that is the channel dim in either layout.
+    const bool nhwc = layout == Layout::NHWC || p.stage;
+    if (p.stage) {
+        // One memory-bound pass each; threads along channels so the copies' stores are contiguous.
+        for (Func f : {g.dy_f, g.w_f}) {
+            std::vector<Var> v = f.args();  // dy_f (q, p, k, n), w_f (s, r, cg, k): channels are v[2]
+            Var co("co"), ci("ci"), wo("wo"), wi("wi"), rest("rest");
+            f.compute_root()
+                .reorder_storage(v[2], v[0], v[1], v[3])
+                .reorder(v[2], v[0], v[1], v[3])
+                .gpu_tile(v[2], v[0], co, wo, ci, wi, 32, 4, TailStrategy::GuardWithIf)
+                .fuse(v[1], v[3], rest)
+                .gpu_blocks(rest);
+        }
+    }
     const int t_c = nhwc ? p.threads_c : p.threads_x, t_x = nhwc ? p.threads_x : p.threads_c;
 
+    // Tile shapes, first match wins: 0 = few channels (a network's first layer: 3): one channel
+    // per thread, 4 channel threads and the rest along the columns, instead of a block of mostly
+    // idle channel threads; 1 = the params' register tile; -1 = 1x1 for tiny problems.
+    struct Shape { int tc, tx, thc, thx; };
+    auto shape_of = [&](int branch) {
+        if (branch == 0) return Shape{1, p.tile_x, 4, (t_c * t_x) / 4};
+        if (branch == 1) return Shape{p.tile_c, p.tile_x, t_c, t_x};
+        return Shape{1, 1, t_c, t_x};
+    };
     // Splits cv into per-thread registers (cr) x threads x blocks, likewise xv; `rest` lists the
     // remaining pure vars of s, innermost first, so the loop order is explicit.
-    auto tile_thread = [&](Stage s, bool full, Var cv, Var xv, std::vector<VarOrRVar> rest) {
-        const int tc = full ? p.tile_c : 1, tx = full ? p.tile_x : 1;
-        s.split(cv, cb, cr, tc, TailStrategy::ShiftInwards).split(xv, xb, xr, tx, TailStrategy::ShiftInwards);
+    auto tile_thread = [&](Stage s, int branch, Var cv, Var xv, std::vector<VarOrRVar> rest) {
+        Shape sh = shape_of(branch);
+        s.split(cv, cb, cr, sh.tc, TailStrategy::ShiftInwards).split(xv, xb, xr, sh.tx, TailStrategy::ShiftInwards);
         std::vector<VarOrRVar> order = {cr, xr};
         if (nhwc) order.insert(order.end(), {cb, xb});
         else order.insert(order.end(), {xb, cb});
         order.insert(order.end(), rest.begin(), rest.end());
         s.reorder(order);
         if (nhwc)
-            s.gpu_tile(cb, xb, cbo, xbo, cbi, xbi, t_c, t_x, TailStrategy::GuardWithIf);
+            s.gpu_tile(cb, xb, cbo, xbo, cbi, xbi, sh.thc, sh.thx, TailStrategy::GuardWithIf);
         else
-            s.gpu_tile(xb, cb, xbo, cbo, xbi, cbi, t_x, t_c, TailStrategy::GuardWithIf);
+            s.gpu_tile(xb, cb, xbo, cbo, xbi, cbi, sh.thx, sh.thc, TailStrategy::GuardWithIf);
         s.unroll(cr).unroll(xr);
     };
 
     const Var thread_inner = nhwc ? cbi : xbi;
     if (g.sx == 1 && g.sy == 1) {
         g.out.compute_root();
-        for_each_branch(g.out, a.C >= p.tile_c && a.W >= p.tile_x, g.beta, [&](Stage s, bool full) {
-            tile_thread(s, full, c, x, {y, n});
+        std::vector<Expr> shapes = {a.C <= 4 && a.W >= p.tile_x, a.C >= p.tile_c && a.W >= p.tile_x};
+        for_each_branch(g.out, shapes, g.beta, [&](Stage s, int branch) {
+            tile_thread(s, branch, c, x, {y, n});
             s.fuse(y, n, yn).gpu_blocks(yn);
         });
         g.acc.compute_at(g.out, thread_inner);
     } else {
         Func stored = g.acc.in(g.dx);  // the phase array, computed once
         stored.compute_root();
+        // Channels innermost in NHWC, so that both the phase kernel's stores and the gather's
+        // loads run along a warp's channel threads (coalesced).
+        if (nhwc) stored.reorder_storage(c, g.mx, g.phx, g.my, g.phy, n);
         Var rows("rows");
         Expr columns = (a.W + a.pad_left) / a.stride_w;  // a lower bound on the phase array's width
-        for_each_branch(stored, a.C >= p.tile_c && columns >= p.tile_x, Expr(), [&](Stage s, bool full) {
+        std::vector<Expr> shapes = {a.C <= 4 && columns >= p.tile_x, a.C >= p.tile_c && columns >= p.tile_x};
+        for_each_branch(stored, shapes, Expr(), [&](Stage s, int branch) {
             // One launch per stride phase (the phase loops stay on the host): each kernel runs
             // one sub-filter, and a thread's tile lies in one phase.
-            tile_thread(s, full, c, g.mx, {g.my, n, g.phx, g.phy});
+            tile_thread(s, branch, c, g.mx, {g.my, n, g.phx, g.phy});
             s.fuse(g.my, n, rows).gpu_blocks(rows);
             // Compile-time stride: one launch per phase with its tap table folded to constants;
             // an empty phase's launch only writes zeros (its reduction folds away).
@@ -88,25 +116,66 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
 // Backward-weight. Stage 1 (ws, in the caller's workspace): one (tap, split) per block column;
 // each thread keeps tile_c x tile_k partial sums in registers over its split's rows. Stage 2
 // (out): each thread sums its element's splits in a fixed order and applies alpha/beta.
-void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, const ConvArgs &a, Layout,
+void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, const ConvArgs &a, Layout layout,
                              StrideClass, FilterClass) {
-    Var cb("cb"), cr("cr"), kb("kb"), kr("kr"), cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi"), tap("tap"),
-        all("all");
+    // Taps inside the thread (a loop around the reduction, not a fused grid index: through a
+    // fused block index Halide could not bound a thread's tap to one point, and the kernels
+    // faulted on the H100).
+    const bool fuse_taps = p.fuse_taps;
+    Var cb("cb"), cr("cr"), kb("kb"), kr("kr"), cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi"), tap("tap");
     Expr Cg = a.C / a.groups;
-    for_each_branch(g.ws, Cg >= p.tile_c && a.K >= p.tile_k, Expr(), [&](Stage s, bool full) {
-        const int tc = full ? p.tile_c : 1, tk = full ? p.tile_k : 1;
-        s.split(g.cg, cb, cr, tc, TailStrategy::ShiftInwards)
-            .split(g.k, kb, kr, tk, TailStrategy::ShiftInwards)
+
+    if (p.stage) {
+        // Copies with channels innermost: x with its zero padding materialised (the main loop then
+        // loads without a bounds test), and in NCHW also dy. One memory-bound pass each, threads
+        // along channels so the copies' stores are contiguous.
+        std::vector<Func> staged = {g.x_f};
+        if (layout == Layout::NCHW) staged.push_back(g.dy_f);
+        for (Func f : staged) {
+            std::vector<Var> v = f.args();  // (w, h, c, n)
+            Var co("co"), ci("ci"), wo("wo"), wi("wi"), hn("hn");
+            f.compute_root()
+                .reorder_storage(v[2], v[0], v[1], v[3])
+                .reorder(v[2], v[0], v[1], v[3])
+                .gpu_tile(v[2], v[0], co, wo, ci, wi, 32, 4, TailStrategy::GuardWithIf)
+                .fuse(v[1], v[3], hn)
+                .gpu_blocks(hn);
+        }
+    }
+
+    // Tile shapes, first match wins: 0 = few input channels (a first layer: 3): one channel per
+    // thread, 4 channel threads and the rest along k; 1 = the params' register tile; -1 = 1x1
+    // for tiny problems.
+    struct Shape { int tc, tk, thc, thk; };
+    auto shape_of = [&](int branch) {
+        if (branch == 0) return Shape{1, p.tile_k, 4, (p.threads_c * p.threads_k) / 4};
+        if (branch == 1) return Shape{p.tile_c, p.tile_k, p.threads_c, p.threads_k};
+        return Shape{1, 1, p.threads_c, p.threads_k};
+    };
+    std::vector<Expr> shapes = {Cg <= 4 && a.K >= p.tile_k, Cg >= p.tile_c && a.K >= p.tile_k};
+    for_each_branch(g.ws, shapes, Expr(), [&](Stage s, int branch) {
+        Shape sh = shape_of(branch);
+        s.split(g.cg, cb, cr, sh.tc, TailStrategy::ShiftInwards)
+            .split(g.k, kb, kr, sh.tk, TailStrategy::ShiftInwards)
             .reorder(cr, kr, cb, kb, g.s, g.r, g.sp)
-            .gpu_tile(cb, kb, cbo, kbo, cbi, kbi, p.threads_c, p.threads_k, TailStrategy::GuardWithIf)
+            .gpu_tile(cb, kb, cbo, kbo, cbi, kbi, sh.thc, sh.thk, TailStrategy::GuardWithIf)
             .unroll(cr)
-            .unroll(kr)
-            .reorder(cr, kr, cbi, kbi, cbo, kbo, g.sp, g.s, g.r)
-            .gpu_blocks(g.sp);  // the taps (s, r) stay host loops: one launch per tap
+            .unroll(kr);
+        if (fuse_taps)  // each thread loops over the taps: one launch
+            s.reorder(cr, kr, g.s, g.r, cbi, kbi, cbo, kbo, g.sp).gpu_blocks(g.sp);
+        else  // the taps (s, r) stay host loops: one launch per tap
+            s.reorder(cr, kr, cbi, kbi, cbo, kbo, g.sp, g.s, g.r).gpu_blocks(g.sp);
     });
-    g.partial.compute_at(g.ws, cbi);
+    g.partial.compute_at(g.ws, fuse_taps ? Var(g.s) : cbi);
     g.partial.store_in(MemoryType::Register).unroll(g.cg).unroll(g.k);
-    g.partial.update().reorder(g.cg, g.k, g.rr.x, g.rr.y).unroll(g.cg).unroll(g.k);
+    Stage upd = g.partial.update();
+    if (p.unroll_q > 1) {
+        RVar qo("qo"), qi("qi");
+        upd.split(g.rr.x, qo, qi, p.unroll_q, TailStrategy::GuardWithIf).reorder(g.cg, g.k, qi, qo, g.rr.y).unroll(qi);
+    } else {
+        upd.reorder(g.cg, g.k, g.rr.x, g.rr.y);
+    }
+    upd.unroll(g.cg).unroll(g.k);
     g.partial.update().specialize(a.groups == 1);
 
     g.out.compute_root();

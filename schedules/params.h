@@ -46,12 +46,16 @@ struct BwdDataGpuParams {
     int tile_x = 4;      // [1..8] output columns (per stride phase) per thread (registers)
     int threads_c = 16;  // {8, 16, 32, 64} threads along the channel tiles
     int threads_x = 8;   // {2, 4, 8, 16} threads along the column tiles; (A) tile_c*tile_x <= 64
+    int stage = 0;       // {0, 1}: 1 = dy and w are first copied with channels innermost (dy with
+                         // its zero border materialised) and threads run along channels whatever
+                         // the layout; 0 = read in place
     template <class Self, class F>
     static void visit(Self &&s, F f) {
         f(s.tile_c, "tile_c");
         f(s.tile_x, "tile_x");
         f(s.threads_c, "threads_c");
         f(s.threads_x, "threads_x");
+        f(s.stage, "stage");
     }
 };
 
@@ -62,6 +66,12 @@ struct BwdWeightGpuParams {
     int threads_k = 8;     // {4, 8, 16} threads along output-channel tiles
     int max_splits = 512;  // [1..4096] cap on the partial sums over N*P rows; the dispatcher picks
                            // ~528 blocks' worth per launch and <= 256 MiB of workspace
+    int fuse_taps = 0;     // {0, 1}: 1 = each thread loops over the filter taps (one launch);
+                           // 0 = one launch per tap
+    int stage = 0;         // {0, 1}: 1 = x and dy are first copied with channels innermost and x's
+                           // padding materialised (no bounds test in the inner loop; NCHW reads
+                           // become contiguous); 0 = read in place
+    int unroll_q = 1;      // {1, 2, 4}: unroll of the reduction loop along output columns
     template <class Self, class F>
     static void visit(Self &&s, F f) {
         f(s.tile_c, "tile_c");
@@ -69,6 +79,9 @@ struct BwdWeightGpuParams {
         f(s.threads_c, "threads_c");
         f(s.threads_k, "threads_k");
         f(s.max_splits, "max_splits");
+        f(s.fuse_taps, "fuse_taps");
+        f(s.stage, "stage");
+        f(s.unroll_q, "unroll_q");
     }
 };
 

@@ -5,6 +5,8 @@
 #include "../generators/algorithms.h"
 #include "params.h"
 
+#include <vector>
+
 namespace convbwd {
 
 // Applies a schedule to each specialisation of an output Func: {fits, anything} x {beta == 0,
@@ -20,6 +22,18 @@ void for_each_branch(Halide::Func f, Halide::Expr fits, Halide::Expr beta, F app
         apply(f.specialize(fits), true);
     }
     apply(Halide::Stage(f), false);
+}
+
+// The same with several tile shapes: shapes[i] is taken where its condition holds (first match
+// wins); apply(stage, i) schedules it, apply(stage, -1) the fallback for everything else.
+template <class F>
+void for_each_branch(Halide::Func f, const std::vector<Halide::Expr> &shapes, Halide::Expr beta, F apply) {
+    for (size_t i = 0; i < shapes.size(); i++) {
+        if (beta.defined()) apply(f.specialize(shapes[i] && beta == 0.0f), (int)i);
+        apply(f.specialize(shapes[i]), (int)i);
+    }
+    if (beta.defined()) apply(f.specialize(beta == 0.0f), -1);
+    apply(Halide::Stage(f), -1);
 }
 
 void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout,

@@ -53,15 +53,35 @@ endforeach ()
 
 # GPU kernels (CUDA, OpenCL; CONVBWD_TARGETS picks which are built). Thread tiles are
 # tile_c x tile_x registers; blocks are threads_c x threads_x = 128 threads (two AMD wavefronts).
+# NCHW stages its inputs with channels innermost (stage=1): H100, ResNet-50 batch 32, geomean
+# cuDNN/convbwd 0.20 -> 0.49 (1x1), 0.08 -> 0.19 (3x3) for backward-data; 0.31 -> 0.55 (1x1)
+# for backward-weight with the taps in one launch (docs/PERFORMANCE.md, sweep of 10:37 UTC).
 foreach (layout IN ITEMS nhwc nchw)
+    set(stage 0)
+    set(tag "")
+    if (layout STREQUAL "nchw")
+        set(stage 1)
+        set(tag s)
+    endif ()
     foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k1" "s2;k3")
         list(GET sf 0 s)
         list(GET sf 1 f)
-        conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4
-                    SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8)
-        conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4
-                    SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512)
+        conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4${tag}
+                    SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
+        # NHWC 3x3 stride 1: the taps in one launch, each thread looping over them (0.26 -> 0.29).
+        set(fuse 0)
+        set(ftag "")
+        if (layout STREQUAL "nhwc" AND sf STREQUAL "s1;k3")
+            set(fuse 1)
+            set(ftag f)
+        endif ()
+        conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4${ftag}${tag}
+                    SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 stage=${stage} fuse_taps=${fuse})
     endforeach ()
+    # Stride 2 with any filter (a first layer's 7x7): the stride is a compile-time constant, so
+    # each phase's launch runs only its own taps; the filter size stays a runtime value.
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4x4${tag}
+                SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
 endforeach ()
 # f16 and bf16 NHWC strided backward-data (the IREE shapes); f16 skips OpenCL (PoCL has no fp16).
 foreach (dtype IN ITEMS f16 bf16)
@@ -84,8 +104,8 @@ foreach (dtype IN ITEMS f32 f16 bf16)
     conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT nhwc STRIDE any FILTER any ON gpu TAG scatter BASELINE SKIP_ON ${skip}
                 GENERATOR conv_bwd_data_scatter_gpu SCHEDULE tile_c=2 tile_x=2 threads_c=16 threads_x=8)
 endforeach ()
-conv_kernel(DIR bwd_weight DTYPE bf16 LAYOUT nchw STRIDE any FILTER any ON gpu TAG c2k2n1 BASELINE
-            SCHEDULE tile_c=2 tile_k=2 threads_c=16 threads_k=8 max_splits=1)
+conv_kernel(DIR bwd_weight DTYPE bf16 LAYOUT nchw STRIDE any FILTER any ON gpu TAG c2k2sn1 BASELINE
+            SCHEDULE tile_c=2 tile_k=2 threads_c=16 threads_k=8 max_splits=1 stage=1)
 
 foreach (dtype IN ITEMS f32 f16 bf16)
     set(skip none)
@@ -93,11 +113,19 @@ foreach (dtype IN ITEMS f32 f16 bf16)
         set(skip opencl)
     endif ()
     foreach (layout IN ITEMS nhwc nchw)
+        # NCHW stages its inputs channels-innermost (H100 ResNet-50 f32 backward-weight geomean
+        # 0.12 -> 0.24 against cuDNN).
+        set(stage 0)
+        set(tag "")
+        if (layout STREQUAL "nchw")
+            set(stage 1)
+            set(tag s)
+        endif ()
         # PoCL (the CI's OpenCL) has no cl_khr_fp16: f16 runs on CUDA only for now.
-        conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT ${layout} STRIDE any FILTER any ON gpu TAG c2x2
-                    SKIP_ON ${skip} SCHEDULE tile_c=2 tile_x=2 threads_c=16 threads_x=8)
-        conv_kernel(DIR bwd_weight DTYPE ${dtype} LAYOUT ${layout} STRIDE any FILTER any ON gpu TAG c2k2
-                    SKIP_ON ${skip} SCHEDULE tile_c=2 tile_k=2 threads_c=16 threads_k=8 max_splits=512)
+        conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT ${layout} STRIDE any FILTER any ON gpu TAG c2x2${tag}
+                    SKIP_ON ${skip} SCHEDULE tile_c=2 tile_x=2 threads_c=16 threads_x=8 stage=${stage})
+        conv_kernel(DIR bwd_weight DTYPE ${dtype} LAYOUT ${layout} STRIDE any FILTER any ON gpu TAG c2k2${tag}
+                    SKIP_ON ${skip} SCHEDULE tile_c=2 tile_k=2 threads_c=16 threads_k=8 max_splits=512 stage=${stage})
     endforeach ()
 endforeach ()
 
@@ -115,4 +143,49 @@ foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k3")
                 SCHEDULE tile_c=8 tile_k=8 threads_c=8 threads_k=8 max_splits=512)
     conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE ${s} FILTER ${f} ON gpu TAG c4k8 BASELINE SKIP_ON opencl amdgpu
                 SCHEDULE tile_c=4 tile_k=8 threads_c=16 threads_k=8 max_splits=512)
+endforeach ()
+
+# Backward-weight candidates on GPUs (forced by name in scripts/gpu_run.sh's sweep): each thread
+# looping over the taps (f: one launch instead of one per tap), x staged with channels innermost
+# and its padding materialised (s), the column loop unrolled by 2 (u2).
+foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k3")
+    list(GET sf 0 s)
+    list(GET sf 1 f)
+    if (NOT sf STREQUAL "s1;k3")  # the default there
+        conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE ${s} FILTER ${f} ON gpu TAG c4k4f BASELINE SKIP_ON amdgpu
+                    SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 fuse_taps=1)
+    endif ()
+    foreach (layout IN ITEMS nhwc nchw)
+        conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4fs BASELINE SKIP_ON amdgpu
+                    SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 fuse_taps=1 stage=1)
+    endforeach ()
+endforeach ()
+conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE s1 FILTER k3 ON gpu TAG c4k4fsu2 BASELINE SKIP_ON amdgpu
+            SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 fuse_taps=1 stage=1 unroll_q=2)
+
+# Smaller register tiles (GPU candidates): with 4 contiguous channels per thread a warp's load
+# instruction touches 8 sectors for 4 bytes of each thread, 4 instructions the same 8 sectors
+# (ncu on the H100: the 4x4 stride-2 phase kernel requested 3.2x the L1 sectors per FMA of the
+# 2x2 scatter kernel). 2-wide tiles halve that.
+foreach (dtype IN ITEMS f16 bf16)
+    foreach (f IN ITEMS k1 k3)
+        foreach (t IN ITEMS "2;2" "2;4" "4;2")
+            list(GET t 0 tc)
+            list(GET t 1 tx)
+            conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT nhwc STRIDE s2 FILTER ${f} ON gpu TAG c${tc}x${tx} BASELINE
+                        SKIP_ON opencl amdgpu SCHEDULE tile_c=${tc} tile_x=${tx} threads_c=16 threads_x=8)
+        endforeach ()
+    endforeach ()
+endforeach ()
+foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k3")
+    list(GET sf 0 s)
+    list(GET sf 1 f)
+    foreach (t IN ITEMS "2;2" "2;4")
+        list(GET t 0 tc)
+        list(GET t 1 tx)
+        conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nhwc STRIDE ${s} FILTER ${f} ON gpu TAG c${tc}x${tx} BASELINE
+                    SKIP_ON opencl amdgpu SCHEDULE tile_c=${tc} tile_x=${tx} threads_c=16 threads_x=8)
+        conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE ${s} FILTER ${f} ON gpu TAG c${tc}k${tx}f BASELINE
+                    SKIP_ON opencl amdgpu SCHEDULE tile_c=${tc} tile_k=${tx} threads_c=16 threads_k=8 max_splits=512 fuse_taps=1)
+    endforeach ()
 endforeach ()

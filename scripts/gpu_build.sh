@@ -5,6 +5,10 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$here/build-gpu} CONVBWD_TARGETS="host;cuda;opencl" \
     CMAKE_ARGS="-DCONVBWD_WITH_ONEDNN=OFF -DCONVBWD_WITH_AMDGPU=OFF ${CMAKE_ARGS:-}" bash "$here/scripts/build.sh"
-mkdir -p "$here/.device/bin"
-cp "${BUILD_DIR:-$here/build-gpu}/test/convbwd_tests" "${BUILD_DIR:-$here/build-gpu}/apps/convbwd-driver" "$here/.device/bin/"
+# xz-compressed: the device tool carries at most 64 MiB (scripts/gpu_run.sh unpacks them).
+rm -rf "$here/.device/bin" && mkdir -p "$here/.device/bin"
+for f in "${BUILD_DIR:-$here/build-gpu}/test/convbwd_tests" "${BUILD_DIR:-$here/build-gpu}/apps/convbwd-driver"; do
+  strip -o "$here/.device/bin/$(basename "$f")" "$f"
+  xz -T2 -3 -f "$here/.device/bin/$(basename "$f")"
+done
 ls -la "$here/.device/bin"

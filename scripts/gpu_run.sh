@@ -4,9 +4,16 @@
 # Binaries are built here by scripts/gpu_build.sh and carried in .device/bin.
 #   run: bash scripts/gpu_run.sh   (writes logs and JSON rows to $OUT, prints a table last)
 #   MODE=iree: cuda conformance, then only the iree_strided shapes against cuDNN and scatter
+#   MODE=sweep: cuda conformance, the f32 kernels matching $SWEEP forced by name on resnet50 vs
+#               cuDNN, the f16/bf16 stride-2 tile candidates and defaults vs scatter on iree_strided
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-bin=.device/bin
+bin=/tmp/convbwd-bin  # unpacked from .device/bin/*.xz (scripts/gpu_build.sh)
+mkdir -p "$bin"
+for f in .device/bin/*.xz; do
+  python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' "$f" "$bin/$(basename "$f" .xz)"
+  chmod +x "$bin/$(basename "$f" .xz)"
+done
 out=${OUT:-/tmp/convbwd-gpu}
 mkdir -p "$out"
 cudnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), "lib"))' 2>/dev/null)
@@ -25,6 +32,23 @@ if [ "${MODE:-all}" = iree ]; then  # a short session: the strided shapes only
         --json > "$out/iree_$peer.json" 2> "$out/iree_$peer.err"; echo "iree $peer rc=$?"
   done
   python3 scripts/sweep_summary.py "$out/iree_cudnn.json" "$out/iree_scatter.json" | tee "$out/iree.md"
+  exit 0
+fi
+if [ "${MODE:-all}" = sweep ]; then  # schedule candidates: dispatch defaults and forced variants
+  # SWEEP: an extended regex choosing the f32 kernels to force (default: all of them)
+  for k in $("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "bwd[dw]_f32_n[a-z]+_[a-z0-9]+_[a-z0-9]+_cuda_[a-z0-9]+\b" | grep -v scatter | grep -E "${SWEEP:-.}" | sort -u); do
+    timeout 40 "$bin/convbwd-driver" --shapes shapes/resnet50.txt -I $(echo $k | grep -q nhwc && echo NHWC || echo NCHW) \
+        -F $(echo $k | grep -q bwdw && echo 4 || echo 2) --target cuda --kernel $k --compare cudnn -t 1 -i 10 -V 0 --json 2>/dev/null
+  done > "$out/sweep.json"; echo "sweep rc=$?"
+  python3 scripts/sweep_summary.py "$out/sweep.json" | tee "$out/sweep.md"
+  timeout 60 "$bin/convbwd-driver" --shapes shapes/iree_strided.txt -I NHWC --target cuda --compare scatter -t 1 -i 10 -V 0 --json \
+      > "$out/iree_scatter.json" 2> "$out/iree_scatter.err"; echo "iree scatter rc=$?"
+  for k in $("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "bwdd_b?f16_nhwc_s2_k[13]_cuda_c[0-9]x[0-9]\b" | grep -v c4x4 | sort -u); do
+    timeout 40 "$bin/convbwd-driver" --shapes shapes/iree_strided.txt -I NHWC --target cuda --kernel $k --compare scatter \
+        -t 1 -i 10 -V 0 --json 2>/dev/null
+  done > "$out/iree_scatter_staged.json"; echo "iree scatter staged rc=$?"
+  python3 scripts/sweep_summary.py "$out/iree_scatter.json" "$out/iree_scatter_staged.json" | tee "$out/scatter.md"
+  tar czf "$out/all.tgz" -C "$out" $(cd "$out" && ls | grep -v all.tgz) && (cd "$out" && ls | grep -v all.tgz | xargs rm -f)
   exit 0
 fi
 step "conformance: opencl kernels (NVIDIA OpenCL) vs reference"
@@ -49,22 +73,11 @@ step "phase decomposition vs scatter-then-conv (same Funcs) on iree_strided"
 timeout 60 "$bin/convbwd-driver" --shapes shapes/iree_strided.txt -I NHWC --target cuda --compare scatter -t 1 -i 10 -V 0 --json \
     > "$out/iree_scatter.json" 2> "$out/iree_scatter.err"; echo "iree scatter rc=$?"
 step "wgrad split vs unsplit (large N*P*Q, small K*C*R*S)"
-for k in bwdw_bf16_nchw_any_any_cuda_c2k2 bwdw_bf16_nchw_any_any_cuda_c2k2n1; do
+for k in bwdw_bf16_nchw_any_any_cuda_c2k2s bwdw_bf16_nchw_any_any_cuda_c2k2sn1; do
   timeout 60 "$bin/convbwd-driver" convbfp16 -n 16 -c 16 -H 225 -W 225 -k 64 -y 3 -x 3 -p 1 -q 1 -F 4 --target cuda \
       --kernel $k -t 1 -i 10 -V 0 --json
 done > "$out/wgrad_split.json" 2>&1; echo "split rc=$?"
-step "sweep: register-tile candidates, resnet50 NHWC, forced by name, vs cuDNN"
-for k in bwdd_f32_nhwc_s1_k1_cuda_c4x4 bwdd_f32_nhwc_s1_k1_cuda_c8x4 bwdd_f32_nhwc_s1_k1_cuda_c4x8 \
-         bwdd_f32_nhwc_s1_k3_cuda_c4x4 bwdd_f32_nhwc_s1_k3_cuda_c8x4 bwdd_f32_nhwc_s1_k3_cuda_c4x8 \
-         bwdd_f32_nhwc_s2_k3_cuda_c4x4 bwdd_f32_nhwc_s2_k3_cuda_c8x4 bwdd_f32_nhwc_s2_k3_cuda_c4x8 \
-         bwdw_f32_nhwc_s1_k1_cuda_c4k4 bwdw_f32_nhwc_s1_k1_cuda_c8k8 bwdw_f32_nhwc_s1_k1_cuda_c4k8 \
-         bwdw_f32_nhwc_s1_k3_cuda_c4k4 bwdw_f32_nhwc_s1_k3_cuda_c8k8 bwdw_f32_nhwc_s1_k3_cuda_c4k8 \
-         bwdw_f32_nhwc_s2_k3_cuda_c4k4 bwdw_f32_nhwc_s2_k3_cuda_c8k8 bwdw_f32_nhwc_s2_k3_cuda_c4k8; do
-  timeout 40 "$bin/convbwd-driver" --shapes shapes/resnet50.txt -I NHWC --target cuda --kernel $k --compare cudnn \
-      -t 1 -i 10 -V 0 --json 2>/dev/null
-done > "$out/sweep.json"; echo "sweep rc=$?"
-python3 scripts/sweep_summary.py "$out/sweep.json" | tee "$out/sweep.md"
-python3 scripts/sweep_summary.py "$out/iree_scatter.json" "$out/wgrad_split.json" | tee "$out/scatter_split.md"
+python3 scripts/sweep_summary.py "$out/iree_scatter.json" | tee "$out/scatter.md"
 grep -o '"kernel": "[^"]*", "time_ms": [0-9.]*' "$out/wgrad_split.json"
 step "table"
 python3 scripts/report.py --peak-tflops 51.5 --peak-gbps 2971 "$out"/resnet50_NCHW.json "$out"/resnet50_NHWC.json \
