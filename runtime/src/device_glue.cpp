@@ -1,4 +1,5 @@
-// Device glue for the GPU runtimes that this build includes (CONVBWD_HAVE_CUDA / _OPENCL).
+// Device glue for the GPU runtimes that this build includes (CONVBWD_HAVE_CUDA / _OPENCL /
+// _AMDGPU; amdgpu: HIP device addresses, runtime/src/amdgpu/halide_glue.h).
 // CUDA: Halide's context and stream hooks return the caller's current context and the stream
 // of the call (exec.stream). OpenCL: the command queue of the call and its context.
 #include "device_glue.h"
@@ -12,6 +13,9 @@
 #endif
 #ifdef CONVBWD_HAVE_OPENCL
 #include "HalideRuntimeOpenCL.h"
+#endif
+#ifdef CONVBWD_HAVE_AMDGPU
+#include "runtime/src/amdgpu/halide_glue.h"
 #endif
 
 namespace convbwd {
@@ -104,6 +108,9 @@ bool device_compiled(Device d) {
 #ifdef CONVBWD_HAVE_OPENCL
     case Device::OpenCL: return true;
 #endif
+#ifdef CONVBWD_HAVE_AMDGPU
+    case Device::AmdGpu: return true;
+#endif
     default: return false;
     }
 }
@@ -117,6 +124,14 @@ Status wrap_device(Device d, CallContext *ctx, halide_buffer_t *buf, void *ptr) 
 #ifdef CONVBWD_HAVE_OPENCL
     if (d == Device::OpenCL) rc = halide_opencl_wrap_cl_mem(ctx, buf, (uint64_t)(uintptr_t)ptr);
 #endif
+#ifdef CONVBWD_HAVE_AMDGPU
+    // A HIP device address (halide_glue.h); fails cleanly without libamdhip64 or an AMD GPU.
+    if (d == Device::AmdGpu) {
+        std::string why;
+        rc = amdgpu::hip_wrap_device_ptr(buf, (uint64_t)(uintptr_t)ptr, &why);
+        if (rc != 0) ctx->error += why;
+    }
+#endif
     (void)ctx, (void)ptr;
     if (rc != 0) return fail(CONVBWD_DEVICE_ERROR, std::string("cannot wrap device memory for ") + to_string(d));
     return {};
@@ -128,6 +143,9 @@ void detach_device(Device d, CallContext *ctx, halide_buffer_t *buf) {
 #endif
 #ifdef CONVBWD_HAVE_OPENCL
     if (d == Device::OpenCL) halide_opencl_detach_cl_mem(ctx, buf);
+#endif
+#ifdef CONVBWD_HAVE_AMDGPU
+    if (d == Device::AmdGpu) amdgpu::hip_detach_device_ptr(buf);
 #endif
     (void)d, (void)ctx, (void)buf;
 }

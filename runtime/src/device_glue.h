@@ -1,5 +1,6 @@
 // Device glue: how the runtime hands a caller's device memory and stream to Halide's GPU
-// runtimes (CUDA, OpenCL), so kernels run on the caller's context and stream with no copies.
+// runtimes (CUDA, OpenCL) and to the HIP route of the amdgpu kernels, so kernels run on the
+// caller's context and stream with no copies.
 #pragma once
 
 #include <string>
@@ -11,7 +12,7 @@ namespace convbwd {
 
 // Passed to every kernel as its user_context: the stream to run on and the kernel's error text.
 struct CallContext {
-    void *stream = nullptr;  // cudaStream_t / cl_command_queue (NULL = default)
+    void *stream = nullptr;  // cudaStream_t / cl_command_queue / hipStream_t (NULL = default)
     std::string error;
 };
 

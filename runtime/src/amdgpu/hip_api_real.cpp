@@ -20,7 +20,7 @@ namespace convbwd::amdgpu {
 static_assert(int{hipSuccess} == kHipSuccess && int{hipErrorNoDevice} == kHipErrorNoDevice &&
                   int{hipErrorInvalidDevice} == kHipErrorInvalidDevice &&
                   int{hipErrorInvalidImage} == kHipErrorInvalidImage && int{hipErrorNotFound} == kHipErrorNotFound &&
-                  int{hipErrorInvalidValue} == kHipErrorInvalidValue &&
+                  int{hipErrorInvalidValue} == kHipErrorInvalidValue && int{hipErrorOutOfMemory} == kHipErrorOutOfMemory &&
                   int{hipErrorLaunchFailure} == kHipErrorLaunchFailure,
               "hipError_t values differ from hip_launcher.h");
 

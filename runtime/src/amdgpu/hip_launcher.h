@@ -53,6 +53,7 @@ namespace convbwd::amdgpu {
 enum : int {
     kHipSuccess = 0,
     kHipErrorInvalidValue = 1,
+    kHipErrorOutOfMemory = 2,
     kHipErrorNoDevice = 100,
     kHipErrorInvalidDevice = 101,
     kHipErrorInvalidImage = 200,
@@ -81,7 +82,8 @@ public:
     virtual int moduleLaunchKernel(hipFunction_t function, const uint32_t grid[3], const uint32_t block[3],
                                    uint32_t shared_mem_bytes, hipStream_t stream, void **kernel_params,
                                    void **extra) = 0;
-    // Device memory, for tests and tools (not used by Launcher).
+    // Device memory and streams: halide_glue.cpp's device interface (Halide's own device
+    // allocations, copies, device_sync), tests and tools. Not used by Launcher.
     virtual int memAlloc(void **ptr, size_t bytes) = 0;
     virtual int memFree(void *ptr) = 0;
     virtual int memcpyHtoD(void *dst, const void *src, size_t bytes) = 0;

@@ -88,27 +88,40 @@ int RecordingHipApi::moduleLaunchKernel(hipFunction_t function, const uint32_t g
 }
 
 int RecordingHipApi::memAlloc(void **ptr, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (fail_malloc) return fail_malloc;
     *ptr = std::calloc(bytes ? bytes : 1, 1);
-    return *ptr ? kHipSuccess : kHipErrorInvalidValue;
+    if (!*ptr) return kHipErrorInvalidValue;
+    allocations.emplace_back(reinterpret_cast<uintptr_t>(*ptr), bytes);
+    return kHipSuccess;
 }
 int RecordingHipApi::memFree(void *ptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    frees.push_back(reinterpret_cast<uintptr_t>(ptr));
     std::free(ptr);
     return kHipSuccess;
 }
 int RecordingHipApi::memcpyHtoD(void *dst, const void *src, size_t bytes) {
+    if (fail_memcpy) return fail_memcpy;
     std::memcpy(dst, src, bytes);
     return kHipSuccess;
 }
 int RecordingHipApi::memcpyDtoH(void *dst, const void *src, size_t bytes) {
+    if (fail_memcpy) return fail_memcpy;
     std::memcpy(dst, src, bytes);
     return kHipSuccess;
 }
-int RecordingHipApi::streamSynchronize(hipStream_t) { return kHipSuccess; }
+int RecordingHipApi::streamSynchronize(hipStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    syncs.push_back(stream);
+    return fail_sync ? fail_sync : kHipSuccess;
+}
 
 std::string RecordingHipApi::errorString(int e) {
     switch (e) {
         case kHipSuccess: return "hipSuccess (0)";
         case kHipErrorInvalidValue: return "hipErrorInvalidValue (1)";
+        case kHipErrorOutOfMemory: return "hipErrorOutOfMemory (2)";
         case kHipErrorNoDevice: return "hipErrorNoDevice (100)";
         case kHipErrorInvalidDevice: return "hipErrorInvalidDevice (101)";
         case kHipErrorInvalidImage: return "hipErrorInvalidImage (200)";

@@ -33,6 +33,9 @@ public:
     int fail_load = 0;
     int fail_get_function = 0;
     int fail_launch = 0;
+    int fail_malloc = 0;
+    int fail_memcpy = 0;
+    int fail_sync = 0;
 
     // Records.
     int loads = 0;
@@ -40,6 +43,11 @@ public:
     const void *loaded_image = nullptr;
     std::vector<std::string> functions_requested;
     std::vector<Launch> launches;
+    // Device memory (memAlloc is host calloc here): every allocation and free, and the
+    // synchronizations (streams given).
+    std::vector<std::pair<uintptr_t, size_t>> allocations;
+    std::vector<uintptr_t> frees;
+    std::vector<hipStream_t> syncs;
 
     int getDeviceCount(int *count) override;
     int getDevice(int *device) override;
@@ -59,6 +67,14 @@ public:
     std::vector<Launch> launches_copy() {
         std::lock_guard<std::mutex> lock(mutex_);
         return launches;
+    }
+    // Forgets the records (launches, allocations, frees, syncs); keeps the module and functions.
+    void clear_records() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        launches.clear();
+        allocations.clear();
+        frees.clear();
+        syncs.clear();
     }
 
 private:
