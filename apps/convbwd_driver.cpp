@@ -77,7 +77,7 @@ int list_kernels(const Options &o) {
 #undef CONVBWD_AMDGPU_KERNEL
         };
         if (!o.json)
-            std::printf("\n%-40s %-7s %7s %5s %5s %8s %9s %12s\n", "amdgpu code object (compiled, not dispatched)", "arch",
+            std::printf("\n%-40s %-7s %7s %5s %5s %8s %9s %12s\n", "amdgpu code object (max over entries)", "arch",
                         "entries", "vgpr", "sgpr", "lds B", "scratch B", "waves/SIMD");
         for (const Amd &a : kAmd)
             for (size_t i = 0; i < a.set->count; i++) {

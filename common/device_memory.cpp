@@ -8,6 +8,8 @@
 #ifdef CONVBWD_WITH_CUDA
 #include <cuda_runtime_api.h>
 #endif
+#include <dlfcn.h>
+#include <type_traits>
 #ifdef CONVBWD_WITH_OPENCL
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
@@ -25,6 +27,56 @@ namespace {
 
 void set(std::string *out, const std::string &msg) {
     if (out) *out = msg;
+}
+
+// ---- HIP, bound with dlopen (no ROCm headers or link-time dependency) ----------------------
+struct HipLib {
+    void *handle = nullptr;
+    std::string error;  // why it is unusable; empty when usable
+    int (*GetDeviceCount)(int *) = nullptr;
+    int (*Malloc)(void **, size_t) = nullptr;
+    int (*Free)(void *) = nullptr;
+    int (*Memcpy)(void *, const void *, size_t, int) = nullptr;  // kinds: 1 host->device, 2 device->host
+    int (*Memset)(void *, int, size_t) = nullptr;
+    int (*DeviceSynchronize)() = nullptr;
+    int (*DeviceGetName)(char *, int, int) = nullptr;
+    const char *(*GetErrorName)(int) = nullptr;
+};
+
+HipLib &hip() {
+    static HipLib lib;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        for (const char *n : {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"})
+            if ((lib.handle = dlopen(n, RTLD_NOW | RTLD_LOCAL))) break;
+        if (!lib.handle) {
+            lib.error = "HIP unavailable: libamdhip64 could not be loaded";
+            return;
+        }
+        auto bind = [&](auto &fn, const char *name) {
+            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib.handle, name));
+            if (!fn) lib.error += std::string(lib.error.empty() ? "libamdhip64 lacks " : ", ") + name;
+        };
+        bind(lib.GetDeviceCount, "hipGetDeviceCount");
+        bind(lib.Malloc, "hipMalloc");
+        bind(lib.Free, "hipFree");
+        bind(lib.Memcpy, "hipMemcpy");
+        bind(lib.Memset, "hipMemset");
+        bind(lib.DeviceSynchronize, "hipDeviceSynchronize");
+        bind(lib.DeviceGetName, "hipDeviceGetName");
+        bind(lib.GetErrorName, "hipGetErrorName");
+        if (!lib.error.empty()) return;
+        int n = 0;
+        int e = lib.GetDeviceCount(&n);
+        if (e != 0 || n == 0)
+            lib.error = "no AMD GPU: hipGetDeviceCount returned " + std::string(lib.GetErrorName(e)) + ", " +
+                        std::to_string(n) + " devices";
+    });
+    return lib;
+}
+
+std::string hip_msg(const std::string &what, int e) {
+    return what + ": " + (hip().GetErrorName ? hip().GetErrorName(e) : "hipError") + " (" + std::to_string(e) + ")";
 }
 
 [[maybe_unused]] double now_ms() {
@@ -175,6 +227,10 @@ OpenCLState &opencl_state() {
 // ---- availability, synchronization, OpenCL accessors --------------------------------------
 
 bool device_available(DeviceKind kind, std::string *why) {
+    if (kind == DeviceKind::Hip) {
+        set(why, hip().error);
+        return hip().error.empty();
+    }
     if (kind == DeviceKind::Cuda) {
 #ifdef CONVBWD_WITH_CUDA
         int n = 0;
@@ -208,6 +264,11 @@ bool device_available(DeviceKind kind, std::string *why) {
 }
 
 std::string device_name(DeviceKind kind) {
+    if (kind == DeviceKind::Hip) {
+        char name[256] = {0};
+        if (!hip().error.empty() || hip().DeviceGetName(name, sizeof(name) - 1, 0) != 0) return "";
+        return name;
+    }
     if (kind == DeviceKind::Cuda) {
 #ifdef CONVBWD_WITH_CUDA
         int dev = 0;
@@ -229,6 +290,12 @@ std::string device_name(DeviceKind kind) {
 }
 
 bool device_synchronize(DeviceKind kind, std::string *error) {
+    if (kind == DeviceKind::Hip) {
+        if (!hip().error.empty()) return set(error, hip().error), false;
+        int e = hip().DeviceSynchronize();
+        if (e != 0) return set(error, hip_msg("hipDeviceSynchronize", e)), false;
+        return true;
+    }
     if (kind == DeviceKind::Cuda) {
 #ifdef CONVBWD_WITH_CUDA
         cudaError_t e = cudaDeviceSynchronize();
@@ -287,6 +354,13 @@ void *opencl_device() {
 
 std::unique_ptr<DeviceBuffer> DeviceBuffer::create(DeviceKind kind, size_t bytes, std::string *error) {
     [[maybe_unused]] const size_t alloc = bytes ? bytes : 1;
+    if (kind == DeviceKind::Hip) {
+        if (!hip().error.empty()) return set(error, hip().error), nullptr;
+        void *p = nullptr;
+        int e = hip().Malloc(&p, alloc);
+        if (e != 0 || !p) return set(error, hip_msg("hipMalloc(" + std::to_string(bytes) + " bytes)", e)), nullptr;
+        return std::unique_ptr<DeviceBuffer>(new DeviceBuffer(kind, p, bytes));
+    }
     if (kind == DeviceKind::Cuda) {
 #ifdef CONVBWD_WITH_CUDA
         void *p = nullptr;
@@ -330,6 +404,7 @@ std::unique_ptr<DeviceBuffer> DeviceBuffer::create(DeviceKind kind, size_t bytes
 
 DeviceBuffer::~DeviceBuffer() {
     if (!handle_) return;
+    if (kind_ == DeviceKind::Hip) hip().Free(handle_);
 #ifdef CONVBWD_WITH_CUDA
     if (kind_ == DeviceKind::Cuda) {
         if (cudaFree(handle_) != cudaSuccess) cudaGetLastError();
@@ -349,6 +424,11 @@ bool DeviceBuffer::upload(const void *src, size_t bytes) {
     if (!src) {
         error_ = "upload from a null pointer";
         return false;
+    }
+    if (kind_ == DeviceKind::Hip) {
+        int e = hip().Memcpy(handle_, src, bytes, 1);
+        if (e != 0) error_ = hip_msg("hipMemcpy(host to device, " + std::to_string(bytes) + " bytes)", e);
+        return e == 0;
     }
 #ifdef CONVBWD_WITH_CUDA
     if (kind_ == DeviceKind::Cuda) {
@@ -386,6 +466,11 @@ bool DeviceBuffer::download(void *dst, size_t bytes) const {
         error_ = "download into a null pointer";
         return false;
     }
+    if (kind_ == DeviceKind::Hip) {
+        int e = hip().Memcpy(dst, handle_, bytes, 2);
+        if (e != 0) error_ = hip_msg("hipMemcpy(device to host, " + std::to_string(bytes) + " bytes)", e);
+        return e == 0;
+    }
 #ifdef CONVBWD_WITH_CUDA
     if (kind_ == DeviceKind::Cuda) {
         cudaError_t e = cudaMemcpy(dst, handle_, bytes, cudaMemcpyDeviceToHost);
@@ -413,6 +498,12 @@ bool DeviceBuffer::download(void *dst, size_t bytes) const {
 }
 
 bool DeviceBuffer::fill_bytes(unsigned char value) {
+    if (kind_ == DeviceKind::Hip) {
+        int e = hip().Memset(handle_, value, bytes_ ? bytes_ : 1);
+        if (e == 0) e = hip().DeviceSynchronize();
+        if (e != 0) error_ = hip_msg("hipMemset", e);
+        return e == 0;
+    }
     const size_t alloc = bytes_ ? bytes_ : 1;
 #ifdef CONVBWD_WITH_CUDA
     if (kind_ == DeviceKind::Cuda) {
@@ -459,6 +550,12 @@ DeviceTimer::~DeviceTimer() {
 void DeviceTimer::start() {
     started_ = false;
     error_.clear();
+    if (kind_ == DeviceKind::Hip) {
+        if (!device_synchronize(kind_, &error_)) return;
+        t0_ms_ = now_ms();
+        started_ = true;
+        return;
+    }
     if (kind_ == DeviceKind::Cuda) {
 #ifdef CONVBWD_WITH_CUDA
         cudaError_t e = cudaSuccess;
@@ -501,6 +598,7 @@ double DeviceTimer::stop_ms() {
         return -1;
     }
     started_ = false;
+    if (kind_ == DeviceKind::Hip) return device_synchronize(kind_, &error_) ? now_ms() - t0_ms_ : -1;
     if (kind_ == DeviceKind::Cuda) {
 #ifdef CONVBWD_WITH_CUDA
         float ms = 0;

@@ -15,6 +15,9 @@
 // use on the first GPU device of any platform, else the first device of any type (PoCL's CPU
 // device, say); handle() is the cl_mem. Copies are blocking reads / writes on that queue.
 // The library takes that queue as convbwd_exec.stream (opencl_queue()).
+// HIP (AMD GPUs, target amdgpu): always compiled; libamdhip64 is loaded with dlopen at first use,
+// so a machine without ROCm reports HIP unavailable. Device 0 of the HIP runtime; handle() is the
+// device address; copies are hipMemcpy; the timer synchronizes the device around a host clock.
 #pragma once
 
 #include <cstddef>
@@ -23,9 +26,11 @@
 
 namespace convbwd {
 
-enum class DeviceKind { Cuda, OpenCL };
+enum class DeviceKind { Cuda, OpenCL, Hip };
 
-inline const char *to_string(DeviceKind k) { return k == DeviceKind::Cuda ? "cuda" : "opencl"; }
+inline const char *to_string(DeviceKind k) {
+    return k == DeviceKind::Cuda ? "cuda" : k == DeviceKind::OpenCL ? "opencl" : "hip";
+}
 
 // Whether this build has the backend and a device of it can be used (for OpenCL this creates
 // the process-wide context and queue). On false, *why (if given) says why.

@@ -96,6 +96,9 @@ inline convbwd_target target_of(Device d) {
 // Whether tests can run kernels of device d here; *why says why not.
 inline bool device_usable(Device d, std::string *why) {
     if (d == Device::Host) return true;
+#ifdef CONVBWD_WITH_DEVICE_MEMORY
+    if (d == Device::AmdGpu) return device_available(DeviceKind::Hip, why);
+#endif
 #if defined(CONVBWD_WITH_CUDA) || defined(CONVBWD_WITH_OPENCL)
     if (d == Device::Cuda) return device_available(DeviceKind::Cuda, why);
     if (d == Device::OpenCL) return device_available(DeviceKind::OpenCL, why);
@@ -160,8 +163,10 @@ inline RunResult run_against_reference(ConvProblem p, Direction dir, const std::
     if (device == Device::Host) {
         rr.status = call();
     } else {
-#if defined(CONVBWD_WITH_CUDA) || defined(CONVBWD_WITH_OPENCL)
-        DeviceKind kind = device == Device::Cuda ? DeviceKind::Cuda : DeviceKind::OpenCL;
+#ifdef CONVBWD_WITH_DEVICE_MEMORY
+        DeviceKind kind = device == Device::Cuda     ? DeviceKind::Cuda
+                          : device == Device::OpenCL ? DeviceKind::OpenCL
+                                                     : DeviceKind::Hip;
         std::string err;
         auto da = DeviceBuffer::create(kind, a.storage.size(), &err), db = DeviceBuffer::create(kind, b.storage.size(), &err),
              dout = DeviceBuffer::create(kind, out.storage.size(), &err), dws = DeviceBuffer::create(kind, ws_bytes, &err);

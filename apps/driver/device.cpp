@@ -1,6 +1,6 @@
 #include "apps/driver/device.h"
 
-#if defined(CONVBWD_WITH_CUDA) || defined(CONVBWD_WITH_OPENCL)
+#ifdef CONVBWD_WITH_DEVICE_MEMORY
 #define CONVBWD_DRIVER_HAS_DEVICES 1
 #include "common/device_memory.h"
 #endif
@@ -59,8 +59,10 @@ std::unique_ptr<TargetDevice> open_target(convbwd_target t, std::string *error) 
     const char *names[] = {"host", "opencl", "cuda", "amdgpu"};
     const std::string name = (unsigned)t < 4 ? names[t] : "?";
 #ifdef CONVBWD_DRIVER_HAS_DEVICES
-    if (t == CONVBWD_TARGET_CUDA || t == CONVBWD_TARGET_OPENCL) {
-        DeviceKind k = t == CONVBWD_TARGET_CUDA ? DeviceKind::Cuda : DeviceKind::OpenCL;
+    if (t == CONVBWD_TARGET_CUDA || t == CONVBWD_TARGET_OPENCL || t == CONVBWD_TARGET_AMDGPU) {
+        DeviceKind k = t == CONVBWD_TARGET_CUDA     ? DeviceKind::Cuda
+                       : t == CONVBWD_TARGET_OPENCL ? DeviceKind::OpenCL
+                                                    : DeviceKind::Hip;
         std::string why;
         if (!device_available(k, &why)) {
             *error = "no usable " + name + " device: " + why;
@@ -70,7 +72,7 @@ std::unique_ptr<TargetDevice> open_target(convbwd_target t, std::string *error) 
     }
 #endif
     *error = "this convbwd-driver has no device memory for " + name +
-             " (built without CONVBWD_WITH_CUDA / CONVBWD_WITH_OPENCL, or no such backend)";
+             " (built without GPU targets)";
     return nullptr;
 }
 
