@@ -1,6 +1,6 @@
 // GPU schedules (CUDA PTX, OpenCL C; the AMDGPU code objects are this OpenCL C compiled by
-// clang). Register tiles per thread, no shared memory yet: a starting point measured against
-// cuDNN in docs/PERFORMANCE.md, not a ceiling.
+// clang). Register tiles per thread, inputs optionally staged channels-innermost in global
+// memory (stage), no shared memory yet: measured against cuDNN in docs/PERFORMANCE.md.
 #include "schedules.h"
 
 using namespace Halide;
@@ -8,8 +8,8 @@ using namespace Halide;
 namespace convbwd {
 
 // Register tiles must have a constant size, so the per-thread split shifts its last tile inwards
-// (ShiftInwards): legal where the extent covers one tile (for_each_branch's `fits`). Elsewhere
-// (tiny problems) a 1x1 tile runs.
+// (ShiftInwards): legal where the extent covers one tile (for_each_branch's shape conditions).
+// Elsewhere (tiny problems) a 1x1 tile runs.
 
 // Backward-data. Each thread owns tile_c channels x tile_x columns of one stride phase and keeps
 // them in registers while k and the taps stream past. Stride 1: the phase array is the output,
@@ -113,9 +113,10 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     g.acc.update().specialize(a.groups == 1);
 }
 
-// Backward-weight. Stage 1 (ws, in the caller's workspace): one (tap, split) per block column;
-// each thread keeps tile_c x tile_k partial sums in registers over its split's rows. Stage 2
-// (out): each thread sums its element's splits in a fixed order and applies alpha/beta.
+// Backward-weight. Stage 1 (ws, in the caller's workspace): one split per block column, one
+// launch per filter tap (or, fuse_taps, each thread looping over the taps in one launch); each
+// thread keeps tile_c x tile_k partial sums in registers over its split's rows. Stage 2 (out):
+// each thread sums its element's splits in a fixed order and applies alpha/beta.
 void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, const ConvArgs &a, Layout layout,
                              StrideClass, FilterClass) {
     // Taps inside the thread (a loop around the reduction, not a fused grid index: through a
