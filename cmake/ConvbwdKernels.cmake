@@ -25,15 +25,30 @@ endmacro()
 # amdgpu).
 # SKIP_ON <targets> leaves some out (e.g. f16 on opencl: PoCL has no cl_khr_fp16).
 function(conv_kernel)
-    cmake_parse_arguments(G "BASELINE" "ON" "SKIP_ON;SCHEDULE" ${ARGN})
+    # Every keyword is named here, so that none is swallowed by the multi-value SKIP_ON list (a
+    # GENERATOR after SKIP_ON once was: the GPU scatter baselines silently built the default
+    # generator).
+    cmake_parse_arguments(G "BASELINE" "ON;DIR;DTYPE;LAYOUT;STRIDE;FILTER;TAG;GENERATOR" "SKIP_ON;SCHEDULE" ${ARGN})
+    if (G_UNPARSED_ARGUMENTS)
+        message(FATAL_ERROR "conv_kernel: unknown arguments '${G_UNPARSED_ARGUMENTS}'")
+    endif ()
+    foreach (t IN LISTS G_SKIP_ON)
+        if (NOT t MATCHES "^(none|opencl|cuda|amdgpu)$")
+            message(FATAL_ERROR "conv_kernel ${G_DIR} ${G_DTYPE} ${G_LAYOUT} ${G_TAG}: SKIP_ON '${t}' is not a GPU target")
+        endif ()
+    endforeach ()
     if (G_ON STREQUAL "gpu")
         set(extra "")
         if (G_BASELINE)
             set(extra BASELINE)
         endif ()
+        if (G_GENERATOR)
+            list(APPEND extra GENERATOR ${G_GENERATOR})
+        endif ()
         foreach (t IN LISTS CONVBWD_GPU_TARGETS)
             if (NOT t IN_LIST G_SKIP_ON)
-                _conv_kernel(${G_UNPARSED_ARGUMENTS} ON ${t} GENERATOR_ON gpu ${extra} SCHEDULE ${G_SCHEDULE})
+                _conv_kernel(DIR ${G_DIR} DTYPE ${G_DTYPE} LAYOUT ${G_LAYOUT} STRIDE ${G_STRIDE} FILTER ${G_FILTER}
+                             TAG ${G_TAG} ON ${t} GENERATOR_ON gpu ${extra} SCHEDULE ${G_SCHEDULE})
             endif ()
         endforeach ()
     else ()

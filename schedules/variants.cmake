@@ -105,10 +105,11 @@ foreach (dtype IN ITEMS f16 bf16)
 endforeach ()
 
 # Baselines, never dispatched: scatter-then-conv (driver --compare scatter) and unsplit wgrad.
+# Not for AMD: comparison kernels, and none can run here.
 foreach (dtype IN ITEMS f32 f16 bf16)
-    set(skip none)
+    set(skip amdgpu)
     if (dtype STREQUAL "f16")
-        set(skip opencl)
+        set(skip opencl amdgpu)
     endif ()
     conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT nhwc STRIDE any FILTER any ON gpu TAG scatter BASELINE SKIP_ON ${skip}
                 GENERATOR conv_bwd_data_scatter_gpu SCHEDULE tile_c=2 tile_x=2 threads_c=16 threads_x=8)
