@@ -7,6 +7,23 @@ using namespace Halide;
 
 namespace convbwd {
 
+namespace {
+// The `stage` parameter: f (an input view, dims (w, h, channels, n)) computed once into device
+// memory with channels innermost, so the main kernel's channel-contiguous register tiles read it
+// contiguously in either layout; its zero border (padding) is part of the computed region. One
+// memory-bound pass, threads along channels so the copy's stores are contiguous.
+void stage_channels_innermost(Func f) {
+    std::vector<Var> v = f.args();
+    Var co("co"), ci("ci"), wo("wo"), wi("wi"), hn("hn");
+    f.compute_root()
+        .reorder_storage(v[2], v[0], v[1], v[3])
+        .reorder(v[2], v[0], v[1], v[3])
+        .gpu_tile(v[2], v[0], co, wo, ci, wi, 32, 4, TailStrategy::GuardWithIf)
+        .fuse(v[1], v[3], hn)
+        .gpu_blocks(hn);
+}
+}  // namespace
+
 // Register tiles must have a constant size, so the per-thread split shifts its last tile inwards
 // (ShiftInwards): legal where the extent covers one tile (for_each_branch's shape conditions).
 // Elsewhere (tiny problems) a 1x1 tile runs.
@@ -22,19 +39,8 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     // Threads along the layout's dense dim, so a warp's loads and stores are contiguous; with
     // staged (channels-innermost) inputs that is the channel dim in either layout.
     const bool nhwc = layout == Layout::NHWC || p.stage;
-    if (p.stage) {
-        // One memory-bound pass each; threads along channels so the copies' stores are contiguous.
-        for (Func f : {g.dy_f, g.w_f}) {
-            std::vector<Var> v = f.args();  // dy_f (q, p, k, n), w_f (s, r, cg, k): channels are v[2]
-            Var co("co"), ci("ci"), wo("wo"), wi("wi"), rest("rest");
-            f.compute_root()
-                .reorder_storage(v[2], v[0], v[1], v[3])
-                .reorder(v[2], v[0], v[1], v[3])
-                .gpu_tile(v[2], v[0], co, wo, ci, wi, 32, 4, TailStrategy::GuardWithIf)
-                .fuse(v[1], v[3], rest)
-                .gpu_blocks(rest);
-        }
-    }
+    if (p.stage)
+        for (Func f : {g.dy_f, g.w_f}) stage_channels_innermost(f);
     const int t_c = nhwc ? p.threads_c : p.threads_x, t_x = nhwc ? p.threads_x : p.threads_c;
 
     // Tile shapes, first match wins: 0 = few channels (a network's first layer: 3): one channel
@@ -126,22 +132,9 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
     Var cb("cb"), cr("cr"), kb("kb"), kr("kr"), cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi"), tap("tap");
     Expr Cg = a.C / a.groups;
 
-    if (p.stage) {
-        // Copies with channels innermost: x with its zero padding materialised (the main loop then
-        // loads without a bounds test), and in NCHW also dy. One memory-bound pass each, threads
-        // along channels so the copies' stores are contiguous.
-        std::vector<Func> staged = {g.x_f};
-        if (layout == Layout::NCHW) staged.push_back(g.dy_f);
-        for (Func f : staged) {
-            std::vector<Var> v = f.args();  // (w, h, c, n)
-            Var co("co"), ci("ci"), wo("wo"), wi("wi"), hn("hn");
-            f.compute_root()
-                .reorder_storage(v[2], v[0], v[1], v[3])
-                .reorder(v[2], v[0], v[1], v[3])
-                .gpu_tile(v[2], v[0], co, wo, ci, wi, 32, 4, TailStrategy::GuardWithIf)
-                .fuse(v[1], v[3], hn)
-                .gpu_blocks(hn);
-        }
+    if (p.stage) {  // x (its padding materialised: no bounds test in the main loop); dy too in NCHW
+        stage_channels_innermost(g.x_f);
+        if (layout == Layout::NCHW) stage_channels_innermost(g.dy_f);
     }
 
     // Tile shapes, first match wins: 0 = few input channels (a first layer: 3): one channel per
