@@ -126,7 +126,7 @@ function(_conv_kernel)
     if (K_GENERATOR)
         set(generator ${K_GENERATOR})
     endif ()
-    add_halide_library(${name} FROM convbwd.generator
+    add_halide_library(${name} FROM convbwd_${K_GENERATOR_ON}.generator
                        GENERATOR ${generator}
                        NAMESPACE convbwd::kernels
                        TARGETS ${target}
@@ -161,14 +161,14 @@ macro(_conv_kernel_amdgpu)
     set(hip_obj ${gen_dir}/${name}.hip.o)
     add_custom_command(OUTPUT ${cl} ${gen_dir}/${name}.h ${hip_obj}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${gen_dir}
-        COMMAND convbwd.generator -g ${generator} -f convbwd::kernels::${name} -n ${name} -o ${gen_dir}
+        COMMAND convbwd_gpu.generator -g ${generator} -f convbwd::kernels::${name} -n ${name} -o ${gen_dir}
                 -e c_source,object,h
                 target=${CONVBWD_HOST_TARGET}-opencl-cl_half-user_context-c_plus_plus_name_mangling-no_runtime
                 dtype=${K_DTYPE} layout=${K_LAYOUT} stride_class=${K_STRIDE} filter_class=${K_FILTER} ${K_SCHEDULE}
         COMMAND convbwd_extract_opencl ${gen_dir}/${name}.halide_generated.cpp ${cl}
         COMMAND ${CMAKE_COMMAND} -DOBJCOPY=${CMAKE_OBJCOPY} -DNM=${CMAKE_NM} -DIN=${host_obj} -DOUT=${hip_obj}
                 -DIDENT=${ident} -P ${PROJECT_SOURCE_DIR}/tools/amdgpu/route_to_hip.cmake
-        DEPENDS convbwd.generator convbwd_extract_opencl ${PROJECT_SOURCE_DIR}/tools/amdgpu/route_to_hip.cmake
+        DEPENDS convbwd_gpu.generator convbwd_extract_opencl ${PROJECT_SOURCE_DIR}/tools/amdgpu/route_to_hip.cmake
         BYPRODUCTS ${host_obj} ${gen_dir}/${name}.halide_generated.cpp
         COMMENT "Halide ${name}: OpenCL C + host pipeline routed to HIP"
         VERBATIM)

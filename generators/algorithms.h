@@ -31,7 +31,7 @@ struct ClassConsts {
 ClassConsts class_consts(StrideClass sc, FilterClass fc);
 
 // Buffers are indexed in logical order with x (width) innermost: activations (x, y, c, n),
-// filters (s, r, cg, k). The layout only changes which dim has stride 1 (see generators.cpp).
+// filters (s, r, cg, k). The layout only changes which dim has stride 1 (see generator_base.h).
 struct BwdDataGraph {
     Halide::Func dy_f, w_f;  // f32 views of the inputs; dy_f is zero outside P x Q
     // acc(mx, phx, my, phy, c, n): dx at x = sx*mx + phx - pad_left (likewise y), one dense

@@ -9,7 +9,7 @@
 
 namespace convbwd {
 
-// Kernel signatures (generators/generators.cpp): (user_context, a, b, prev, stride_h, stride_w,
+// Kernel signatures (generators/generator_base.h): (user_context, a, b, prev, stride_h, stride_w,
 // dilation_h, dilation_w, pad_top, pad_left, groups, alpha, beta, [ws,] out). Backward-weight
 // kernels also write their f32 split-reduction partials to ws (the caller's workspace).
 using BwdDataFn = int (*)(const void *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, int, int, int, int,

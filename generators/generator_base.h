@@ -1,22 +1,29 @@
-// Halide Generators: wrap the algorithms (algorithms.cpp) and the schedules (schedules/).
+// Halide Generators: wrap the algorithms (algorithms.cpp) and the schedules (schedules/). The
+// host generators (generators_host.cpp, schedules/host.cpp) and the GPU ones
+// (generators_gpu.cpp, schedules/gpu.cpp) are two executables, so a change to one device kind's
+// schedules rebuilds only that kind's kernels.
 // Every kernel has the same signature, (a, b, prev, stride_h, stride_w, dilation_h, dilation_w,
 // pad_top, pad_left, groups, alpha, beta, out):
 //   bwd_data:   a = dy (Q, P, K, N), b = w (S, R, C/G, K), prev/out = dx (W, H, C, N)
 //   bwd_weight: a = x (W, H, C, N),  b = dy (Q, P, K, N),  prev/out = dw (S, R, C/G, K)
 // Dims are listed innermost first in logical order; the layout fixes which one has stride 1.
+#pragma once
+
+#include <map>
+#include <string>
+
 #include "Halide.h"
 #include "../schedules/schedules.h"
 
+namespace convbwd::gen {
+
 using namespace Halide;
 
-namespace convbwd {
-namespace {
-
-const std::map<std::string, DType> kDTypes = {{"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16}};
-const std::map<std::string, Layout> kLayouts = {{"nchw", Layout::NCHW}, {"nhwc", Layout::NHWC}};
-const std::map<std::string, StrideClass> kStrides = {
+inline const std::map<std::string, DType> kDTypes = {{"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16}};
+inline const std::map<std::string, Layout> kLayouts = {{"nchw", Layout::NCHW}, {"nhwc", Layout::NHWC}};
+inline const std::map<std::string, StrideClass> kStrides = {
     {"s1", StrideClass::S1}, {"s2", StrideClass::S2}, {"any", StrideClass::Any}};
-const std::map<std::string, FilterClass> kFilters = {
+inline const std::map<std::string, FilterClass> kFilters = {
     {"k1", FilterClass::K1}, {"k3", FilterClass::K3}, {"any", FilterClass::Any}};
 
 // Inputs, outputs and class constraints shared by both directions.
@@ -115,21 +122,6 @@ protected:
     }
 };
 
-class ConvBwdDataHost : public ConvGeneratorBase<ConvBwdDataHost> {
-public:
-    static constexpr bool kHasWorkspace = false;
-    GeneratorParam<int> vec{"vec", BwdDataHostParams{}.vec, 1, 32};
-    GeneratorParam<int> tile_c{"tile_c", BwdDataHostParams{}.tile_c, 1, 8};
-    GeneratorParam<int> tile_x{"tile_x", BwdDataHostParams{}.tile_x, 1, 16};
-
-    void generate() {
-        ConvArgs args = bwd_data_args();
-        BwdDataGraph g = build_bwd_data(args);
-        BwdDataHostParams p{vec, tile_c, tile_x};
-        schedule_bwd_data_host(g, p, args, layout, stride_class, filter_class);
-    }
-};
-
 // Scatter-then-conv backward-data: materialise the zero-inserted dy (what IREE's baseline and
 // naive transposed convolutions do) and run the stride-1 algorithm over it. A comparison
 // baseline only (kernel list BASELINE): it executes stride_h * stride_w times the useful work.
@@ -173,68 +165,5 @@ public:
         }
     }
 };
-using ConvBwdDataScatterHost = ConvBwdDataScatter<BwdDataHostParams, false>;
-using ConvBwdDataScatterGpu = ConvBwdDataScatter<BwdDataGpuParams, true>;
 
-class ConvBwdWeightHost : public ConvGeneratorBase<ConvBwdWeightHost> {
-public:
-    static constexpr bool kHasWorkspace = true;
-    GeneratorParam<int> vec{"vec", BwdWeightHostParams{}.vec, 1, 32};
-    GeneratorParam<int> tile_c{"tile_c", BwdWeightHostParams{}.tile_c, 1, 8};
-    GeneratorParam<int> tile_k{"tile_k", BwdWeightHostParams{}.tile_k, 1, 16};
-    GeneratorParam<int> max_splits{"max_splits", BwdWeightHostParams{}.max_splits, 1, 4096};  // cap, read by the runtime
-
-    void generate() {
-        ConvArgs args = bwd_weight_args();
-        BwdWeightGraph g = build_bwd_weight(args);
-        BwdWeightHostParams p{vec, tile_c, tile_k, max_splits};
-        schedule_bwd_weight_host(g, p, args, layout, stride_class, filter_class);
-    }
-};
-
-class ConvBwdDataGpu : public ConvGeneratorBase<ConvBwdDataGpu> {
-public:
-    static constexpr bool kHasWorkspace = false;
-    GeneratorParam<int> tile_c{"tile_c", BwdDataGpuParams{}.tile_c, 1, 16};
-    GeneratorParam<int> tile_x{"tile_x", BwdDataGpuParams{}.tile_x, 1, 16};
-    GeneratorParam<int> threads_c{"threads_c", BwdDataGpuParams{}.threads_c, 1, 1024};
-    GeneratorParam<int> threads_x{"threads_x", BwdDataGpuParams{}.threads_x, 1, 1024};
-    GeneratorParam<int> stage{"stage", BwdDataGpuParams{}.stage, 0, 1};
-
-    void generate() {
-        ConvArgs args = bwd_data_args();
-        BwdDataGraph g = build_bwd_data(args);
-        BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x, stage};
-        schedule_bwd_data_gpu(g, p, args, layout, stride_class, filter_class);
-    }
-};
-
-class ConvBwdWeightGpu : public ConvGeneratorBase<ConvBwdWeightGpu> {
-public:
-    static constexpr bool kHasWorkspace = true;
-    GeneratorParam<int> tile_c{"tile_c", BwdWeightGpuParams{}.tile_c, 1, 16};
-    GeneratorParam<int> tile_k{"tile_k", BwdWeightGpuParams{}.tile_k, 1, 16};
-    GeneratorParam<int> threads_c{"threads_c", BwdWeightGpuParams{}.threads_c, 1, 1024};
-    GeneratorParam<int> threads_k{"threads_k", BwdWeightGpuParams{}.threads_k, 1, 1024};
-    GeneratorParam<int> max_splits{"max_splits", BwdWeightGpuParams{}.max_splits, 1, 65536};  // cap, read by the runtime
-    GeneratorParam<int> fuse_taps{"fuse_taps", BwdWeightGpuParams{}.fuse_taps, 0, 1};
-    GeneratorParam<int> stage{"stage", BwdWeightGpuParams{}.stage, 0, 1};
-    GeneratorParam<int> unroll_q{"unroll_q", BwdWeightGpuParams{}.unroll_q, 1, 8};
-
-    void generate() {
-        ConvArgs args = bwd_weight_args();
-        BwdWeightGraph g = build_bwd_weight(args);
-        BwdWeightGpuParams p{tile_c, tile_k, threads_c, threads_k, max_splits, fuse_taps, stage, unroll_q};
-        schedule_bwd_weight_gpu(g, p, args, layout, stride_class, filter_class);
-    }
-};
-
-}  // namespace
-}  // namespace convbwd
-
-HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataHost, conv_bwd_data_host)
-HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdWeightHost, conv_bwd_weight_host)
-HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataScatterHost, conv_bwd_data_scatter_host)
-HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataScatterGpu, conv_bwd_data_scatter_gpu)
-HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdDataGpu, conv_bwd_data_gpu)
-HALIDE_REGISTER_GENERATOR(convbwd::ConvBwdWeightGpu, conv_bwd_weight_gpu)
+}  // namespace convbwd::gen

@@ -1,0 +1,51 @@
+// GPU generators (CUDA, OpenCL, AMDGPU through OpenCL C): see generator_base.h.
+#include "generator_base.h"
+
+namespace convbwd::gen {
+namespace {
+
+class ConvBwdDataGpu : public ConvGeneratorBase<ConvBwdDataGpu> {
+public:
+    static constexpr bool kHasWorkspace = false;
+    GeneratorParam<int> tile_c{"tile_c", BwdDataGpuParams{}.tile_c, 1, 16};
+    GeneratorParam<int> tile_x{"tile_x", BwdDataGpuParams{}.tile_x, 1, 16};
+    GeneratorParam<int> threads_c{"threads_c", BwdDataGpuParams{}.threads_c, 1, 1024};
+    GeneratorParam<int> threads_x{"threads_x", BwdDataGpuParams{}.threads_x, 1, 1024};
+    GeneratorParam<int> stage{"stage", BwdDataGpuParams{}.stage, 0, 1};
+
+    void generate() {
+        ConvArgs args = bwd_data_args();
+        BwdDataGraph g = build_bwd_data(args);
+        BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x, stage};
+        schedule_bwd_data_gpu(g, p, args, layout, stride_class, filter_class);
+    }
+};
+
+class ConvBwdWeightGpu : public ConvGeneratorBase<ConvBwdWeightGpu> {
+public:
+    static constexpr bool kHasWorkspace = true;
+    GeneratorParam<int> tile_c{"tile_c", BwdWeightGpuParams{}.tile_c, 1, 16};
+    GeneratorParam<int> tile_k{"tile_k", BwdWeightGpuParams{}.tile_k, 1, 16};
+    GeneratorParam<int> threads_c{"threads_c", BwdWeightGpuParams{}.threads_c, 1, 1024};
+    GeneratorParam<int> threads_k{"threads_k", BwdWeightGpuParams{}.threads_k, 1, 1024};
+    GeneratorParam<int> max_splits{"max_splits", BwdWeightGpuParams{}.max_splits, 1, 65536};  // cap, read by the runtime
+    GeneratorParam<int> fuse_taps{"fuse_taps", BwdWeightGpuParams{}.fuse_taps, 0, 1};
+    GeneratorParam<int> stage{"stage", BwdWeightGpuParams{}.stage, 0, 1};
+    GeneratorParam<int> unroll_q{"unroll_q", BwdWeightGpuParams{}.unroll_q, 1, 8};
+
+    void generate() {
+        ConvArgs args = bwd_weight_args();
+        BwdWeightGraph g = build_bwd_weight(args);
+        BwdWeightGpuParams p{tile_c, tile_k, threads_c, threads_k, max_splits, fuse_taps, stage, unroll_q};
+        schedule_bwd_weight_gpu(g, p, args, layout, stride_class, filter_class);
+    }
+};
+
+using ConvBwdDataScatterGpu = ConvBwdDataScatter<BwdDataGpuParams, true>;
+
+}  // namespace
+}  // namespace convbwd::gen
+
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataGpu, conv_bwd_data_gpu)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpu, conv_bwd_weight_gpu)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataScatterGpu, conv_bwd_data_scatter_gpu)
