@@ -56,13 +56,19 @@ endforeach ()
 # NCHW stages its inputs with channels innermost (stage=1): H100, ResNet-50 batch 32, geomean
 # cuDNN/convbwd 0.20 -> 0.49 (1x1), 0.08 -> 0.19 (3x3) for backward-data; 0.31 -> 0.55 (1x1)
 # for backward-weight with the taps in one launch (docs/PERFORMANCE.md, sweep of 10:37 UTC).
-foreach (layout IN ITEMS nhwc nchw)
+# A GPU kernel's input staging per layout: NCHW copies its inputs channels-innermost first
+# (stage=1, tag suffix "s"), NHWC reads them in place.
+macro(gpu_stage_of layout)
     set(stage 0)
     set(tag "")
-    if (layout STREQUAL "nchw")
+    if ("${layout}" STREQUAL "nchw")
         set(stage 1)
         set(tag s)
     endif ()
+endmacro()
+
+foreach (layout IN ITEMS nhwc nchw)
+    gpu_stage_of(${layout})
     foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k1" "s2;k3")
         list(GET sf 0 s)
         list(GET sf 1 f)
@@ -125,12 +131,7 @@ foreach (dtype IN ITEMS f32 f16 bf16)
     foreach (layout IN ITEMS nhwc nchw)
         # NCHW stages its inputs channels-innermost (H100 ResNet-50 f32 backward-weight geomean
         # 0.12 -> 0.24 against cuDNN).
-        set(stage 0)
-        set(tag "")
-        if (layout STREQUAL "nchw")
-            set(stage 1)
-            set(tag s)
-        endif ()
+        gpu_stage_of(${layout})
         # PoCL (the CI's OpenCL) has no cl_khr_fp16: f16 runs on CUDA only for now.
         conv_kernel(DIR bwd_data DTYPE ${dtype} LAYOUT ${layout} STRIDE any FILTER any ON gpu TAG c2x2${tag}
                     SKIP_ON ${skip} SCHEDULE tile_c=2 tile_x=2 threads_c=16 threads_x=8 stage=${stage})

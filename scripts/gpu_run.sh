@@ -46,8 +46,8 @@ if [ "${MODE:-all}" = sweep ]; then  # schedule candidates: dispatch defaults an
   for k in $("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "bwdd_b?f16_nhwc_s2_k[13]_cuda_c[0-9]x[0-9]\b" | grep -v c4x4 | sort -u); do
     timeout 40 "$bin/convbwd-driver" --shapes shapes/iree_strided.txt -I NHWC --target cuda --kernel $k --compare scatter \
         -t 1 -i 10 -V 0 --json 2>/dev/null
-  done > "$out/iree_scatter_staged.json"; echo "iree scatter staged rc=$?"
-  python3 scripts/sweep_summary.py "$out/iree_scatter.json" "$out/iree_scatter_staged.json" | tee "$out/scatter.md"
+  done > "$out/iree_scatter_tiles.json"; echo "iree scatter tiles rc=$?"
+  python3 scripts/sweep_summary.py "$out/iree_scatter.json" "$out/iree_scatter_tiles.json" | tee "$out/scatter.md"
   tar czf "$out/all.tgz" -C "$out" $(cd "$out" && ls | grep -v all.tgz) && (cd "$out" && ls | grep -v all.tgz | xargs rm -f)
   exit 0
 fi
