@@ -12,11 +12,14 @@ public:
     GeneratorParam<int> threads_c{"threads_c", BwdDataGpuParams{}.threads_c, 1, 1024};
     GeneratorParam<int> threads_x{"threads_x", BwdDataGpuParams{}.threads_x, 1, 1024};
     GeneratorParam<int> stage{"stage", BwdDataGpuParams{}.stage, 0, 1};
+    GeneratorParam<int> first_layer{"first_layer", BwdDataGpuParams{}.first_layer, 0, 1};
+    GeneratorParam<int> unroll_taps{"unroll_taps", BwdDataGpuParams{}.unroll_taps, 0, 1};
+    GeneratorParam<int> narrow{"narrow", BwdDataGpuParams{}.narrow, 0, 1};
 
     void generate() {
         ConvArgs args = bwd_data_args();
         BwdDataGraph g = build_bwd_data(args);
-        BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x, stage};
+        BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x, stage, first_layer, unroll_taps, narrow};
         schedule_bwd_data_gpu(g, p, args, layout, stride_class, filter_class);
     }
 };
@@ -29,14 +32,16 @@ public:
     GeneratorParam<int> threads_c{"threads_c", BwdWeightGpuParams{}.threads_c, 1, 1024};
     GeneratorParam<int> threads_k{"threads_k", BwdWeightGpuParams{}.threads_k, 1, 1024};
     GeneratorParam<int> max_splits{"max_splits", BwdWeightGpuParams{}.max_splits, 1, 65536};  // cap, read by the runtime
+    GeneratorParam<int> split_blocks{"split_blocks", BwdWeightGpuParams{}.split_blocks, 1, 1 << 20};  // read by the runtime
     GeneratorParam<int> fuse_taps{"fuse_taps", BwdWeightGpuParams{}.fuse_taps, 0, 1};
     GeneratorParam<int> stage{"stage", BwdWeightGpuParams{}.stage, 0, 1};
     GeneratorParam<int> unroll_q{"unroll_q", BwdWeightGpuParams{}.unroll_q, 1, 8};
+    GeneratorParam<int> tile_s{"tile_s", BwdWeightGpuParams{}.tile_s, 1, 8};
 
     void generate() {
         ConvArgs args = bwd_weight_args();
         BwdWeightGraph g = build_bwd_weight(args);
-        BwdWeightGpuParams p{tile_c, tile_k, threads_c, threads_k, max_splits, fuse_taps, stage, unroll_q};
+        BwdWeightGpuParams p{tile_c, tile_k, threads_c, threads_k, max_splits, split_blocks, fuse_taps, stage, unroll_q, tile_s};
         schedule_bwd_weight_gpu(g, p, args, layout, stride_class, filter_class);
     }
 };

@@ -3,6 +3,8 @@
 // memory (stage), no shared memory yet: measured against cuDNN in docs/PERFORMANCE.md.
 #include "schedules.h"
 
+#include <algorithm>
+
 using namespace Halide;
 
 namespace convbwd {
@@ -33,7 +35,7 @@ void stage_channels_innermost(Func f) {
 // computed in place. Stride > 1: the phase array is stored once (acc.in()), one stride phase per
 // block (no divergence over the phase's tap table), then gathered into dx.
 void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const ConvArgs &a, Layout layout,
-                           StrideClass, FilterClass) {
+                           StrideClass, FilterClass fc) {
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
     Var cb("cb"), cr("cr"), xb("xb"), xr("xr"), cbo("cbo"), cbi("cbi"), xbo("xbo"), xbi("xbi"), yn("yn");
     // Threads along the layout's dense dim, so a warp's loads and stores are contiguous; with
@@ -43,14 +45,35 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
         for (Func f : {g.dy_f, g.w_f}) stage_channels_innermost(f);
     const int t_c = nhwc ? p.threads_c : p.threads_x, t_x = nhwc ? p.threads_x : p.threads_c;
 
-    // Tile shapes, first match wins: 0 = few channels (a network's first layer: 3): one channel
-    // per thread, 4 channel threads and the rest along the columns, instead of a block of mostly
-    // idle channel threads; 1 = the params' register tile; -1 = 1x1 for tiny problems.
+    // Tile shapes, first match wins (the conditions are built below, one per shape):
+    //   first_layer: 3 or 4 channels (a network's first layer): 3 channels x tile_x columns per
+    //     thread, a quarter block of threads (one NVIDIA warp) along the columns;
+    //   few channels (<= 4): one channel per thread, 4 channel threads and the rest along the
+    //     columns, instead of a block of mostly idle channel threads;
+    //   narrow (rows of <= 2 or <= 4 column tiles, where most column threads would idle): the
+    //     register tile with 2 or 4 column threads and the rest along channels;
+    //   the params' register tile; fallback (-1): 1x1 for tiny problems.
     struct Shape { int tc, tx, thc, thx; };
-    auto shape_of = [&](int branch) {
-        if (branch == 0) return Shape{1, p.tile_x, 4, (t_c * t_x) / 4};
-        if (branch == 1) return Shape{p.tile_c, p.tile_x, t_c, t_x};
-        return Shape{1, 1, t_c, t_x};
+    std::vector<Shape> shape_list;
+    const int nthreads = t_c * t_x;
+    std::vector<int> narrow_threads;  // column threads of the narrow shapes
+    if (p.narrow)
+        for (int thx : {2, 4})
+            if (thx < t_x) narrow_threads.push_back(thx);
+    if (p.first_layer) shape_list.push_back({3, p.tile_x, 1, nthreads / 4});
+    shape_list.push_back({1, p.tile_x, 4, nthreads / 4});
+    for (int thx : narrow_threads) shape_list.push_back({p.tile_c, p.tile_x, nthreads / thx, thx});
+    shape_list.push_back({p.tile_c, p.tile_x, t_c, t_x});
+    auto shape_of = [&](int branch) { return branch >= 0 ? shape_list[branch] : Shape{1, 1, t_c, t_x}; };
+    // The conditions for shape_list, given the columns a tile runs along.
+    auto shape_conditions = [&](Expr columns) {
+        std::vector<Expr> c;
+        if (p.first_layer) c.push_back(a.C >= 3 && a.C <= 4 && columns >= p.tile_x);
+        c.push_back(a.C <= 4 && columns >= p.tile_x);
+        for (int thx : narrow_threads)
+            c.push_back(a.C >= p.tile_c && columns >= p.tile_x && columns <= thx * p.tile_x);
+        c.push_back(a.C >= p.tile_c && columns >= p.tile_x);
+        return c;
     };
     // Splits cv into per-thread registers (cr) x threads x blocks, likewise xv; `rest` lists the
     // remaining pure vars of s, innermost first, so the loop order is explicit.
@@ -72,8 +95,7 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     const Var thread_inner = nhwc ? cbi : xbi;
     if (g.sx == 1 && g.sy == 1) {
         g.out.compute_root();
-        std::vector<Expr> shapes = {a.C <= 4 && a.W >= p.tile_x, a.C >= p.tile_c && a.W >= p.tile_x};
-        for_each_branch(g.out, shapes, g.beta, [&](Stage s, int branch) {
+        for_each_branch(g.out, shape_conditions(a.W), g.beta, [&](Stage s, int branch) {
             tile_thread(s, branch, c, x, {y, n});
             s.fuse(y, n, yn).gpu_blocks(yn);
         });
@@ -86,8 +108,7 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
         if (nhwc) stored.reorder_storage(c, g.mx, g.phx, g.my, g.phy, n);
         Var rows("rows");
         Expr columns = (a.W + a.pad_left) / a.stride_w;  // a lower bound on the phase array's width
-        std::vector<Expr> shapes = {a.C <= 4 && columns >= p.tile_x, a.C >= p.tile_c && columns >= p.tile_x};
-        for_each_branch(stored, shapes, Expr(), [&](Stage s, int branch) {
+        for_each_branch(stored, shape_conditions(columns), Expr(), [&](Stage s, int branch) {
             // One launch per stride phase (the phase loops stay on the host): each kernel runs
             // one sub-filter, and a thread's tile lies in one phase.
             tile_thread(s, branch, c, g.mx, {g.my, n, g.phx, g.phy});
@@ -111,8 +132,16 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     // through the fused block index that these extents are 1.
     g.acc.bound_extent(g.my, 1).bound_extent(n, 1);
     g.acc.store_in(MemoryType::Register).unroll(c).unroll(g.mx);
+    if (p.unroll_taps && fc != FilterClass::Any) {
+        // A compile-time filter's taps along x unrolled inside the k loop: the columns of a tile
+        // and its taps read overlapping dy (column m, tap j reads m - j), loaded once.
+        g.acc.update()
+            .reorder(c, g.mx, g.phx, g.r.y, g.r.x, g.r.z, g.my, g.phy, n)
+            .unroll(g.r.y);
+    } else {
+        g.acc.update().reorder(c, g.mx, g.phx, g.r.x, g.r.y, g.r.z, g.my, g.phy, n);
+    }
     g.acc.update()
-        .reorder(c, g.mx, g.phx, g.r.x, g.r.y, g.r.z, g.my, g.phy, n)
         .unroll(c)
         .unroll(g.mx)
         .unroll(g.phx);
@@ -121,15 +150,17 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
 
 // Backward-weight. Stage 1 (ws, in the caller's workspace): one split per block column, one
 // launch per filter tap (or, fuse_taps, each thread looping over the taps in one launch); each
-// thread keeps tile_c x tile_k partial sums in registers over its split's rows. Stage 2 (out):
-// each thread sums its element's splits in a fixed order and applies alpha/beta.
+// thread keeps tile_c x tile_k (x tile_s taps) partial sums in registers over its split's rows.
+// Stage 2 (out): each thread sums its element's splits in a fixed order and applies alpha/beta.
 void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, const ConvArgs &a, Layout layout,
                              StrideClass, FilterClass) {
     // Taps inside the thread (a loop around the reduction, not a fused grid index: through a
     // fused block index Halide could not bound a thread's tap to one point, and the kernels
     // faulted on the H100).
     const bool fuse_taps = p.fuse_taps;
+    const int ts = fuse_taps ? std::max(1, p.tile_s) : 1;
     Var cb("cb"), cr("cr"), kb("kb"), kr("kr"), cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi"), tap("tap");
+    Var sb("sb"), si("si"), ro("ro"), ri("ri");
     Expr Cg = a.C / a.groups;
 
     if (p.stage) {  // x (its padding materialised: no bounds test in the main loop); dy too in NCHW
@@ -137,39 +168,68 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         if (layout == Layout::NCHW) stage_channels_innermost(g.dy_f);
     }
 
-    // Tile shapes, first match wins: 0 = few input channels (a first layer: 3): one channel per
-    // thread, 4 channel threads and the rest along k; 1 = the params' register tile; -1 = 1x1
-    // for tiny problems.
-    struct Shape { int tc, tk, thc, thk; };
-    auto shape_of = [&](int branch) {
-        if (branch == 0) return Shape{1, p.tile_k, 4, (p.threads_c * p.threads_k) / 4};
-        if (branch == 1) return Shape{p.tile_c, p.tile_k, p.threads_c, p.threads_k};
-        return Shape{1, 1, p.threads_c, p.threads_k};
-    };
-    std::vector<Expr> shapes = {Cg <= 4 && a.K >= p.tile_k, Cg >= p.tile_c && a.K >= p.tile_k};
+    // Tile shapes, first match wins.
+    //   kFirstLayer (fuse_taps): 3 or 4 input channels (a network's first layer). A thread owns
+    //     3 channels x tile_k x tile_s taps, so one x load serves tile_k * tile_s FMAs; threads
+    //     run along k tiles and filter rows, blocks along k, rows and splits.
+    //   kFewChannels (no fuse_taps): <= 4 input channels: one channel per thread, 4 channel
+    //     threads and the rest along k.
+    //   kTile: the params' register tile (with tile_s taps where S >= tile_s, if that stays
+    //     within 48 accumulators); kTileNoTaps: the same without the tap tile, for S < tile_s.
+    //     Fallback (-1): 1x1, tiny problems.
+    enum Kind { kFirstLayer, kFewChannels, kTile, kTileNoTaps };
+    struct Shape { Kind kind; int tc, tk, ts, thc, thk; };
+    std::vector<Shape> kinds;
+    std::vector<Expr> shapes;
+    const int nthreads = p.threads_c * p.threads_k;
+    if (fuse_taps) {
+        kinds.push_back({kFirstLayer, 3, p.tile_k, ts, 1, p.threads_k});
+        shapes.push_back(Cg >= 3 && Cg <= 4 && a.K >= p.tile_k && a.S >= ts);
+    } else {
+        kinds.push_back({kFewChannels, 1, p.tile_k, 1, 4, nthreads / 4});
+        shapes.push_back(Cg <= 4 && a.K >= p.tile_k);
+    }
+    // The register tile takes the taps too while it stays within 48 accumulators.
+    const int ts_tile = p.tile_c * p.tile_k * ts <= 48 ? ts : 1;
+    kinds.push_back({kTile, p.tile_c, p.tile_k, ts_tile, p.threads_c, p.threads_k});
+    shapes.push_back(Cg >= p.tile_c && a.K >= p.tile_k && a.S >= ts_tile);
+    if (ts_tile > 1) {
+        kinds.push_back({kTileNoTaps, p.tile_c, p.tile_k, 1, p.threads_c, p.threads_k});
+        shapes.push_back(Cg >= p.tile_c && a.K >= p.tile_k);
+    }
     for_each_branch(g.ws, shapes, Expr(), [&](Stage s, int branch) {
-        Shape sh = shape_of(branch);
+        Shape sh = branch >= 0 ? kinds[branch] : Shape{kTile, 1, 1, 1, p.threads_c, p.threads_k};
         s.split(g.cg, cb, cr, sh.tc, TailStrategy::ShiftInwards)
             .split(g.k, kb, kr, sh.tk, TailStrategy::ShiftInwards)
-            .reorder(cr, kr, cb, kb, g.s, g.r, g.sp)
-            .gpu_tile(cb, kb, cbo, kbo, cbi, kbi, sh.thc, sh.thk, TailStrategy::GuardWithIf)
-            .unroll(cr)
-            .unroll(kr);
-        if (fuse_taps)  // each thread loops over the taps: one launch
-            s.reorder(cr, kr, g.s, g.r, cbi, kbi, cbo, kbo, g.sp).gpu_blocks(g.sp);
-        else  // the taps (s, r) stay host loops: one launch per tap
-            s.reorder(cr, kr, cbi, kbi, cbo, kbo, g.sp, g.s, g.r).gpu_blocks(g.sp);
+            .split(g.s, sb, si, sh.ts, TailStrategy::ShiftInwards);
+        if (sh.kind == kFirstLayer) {
+            // Threads: k tiles x filter rows (nthreads / threads_k of them, e.g. 8 for 7 rows).
+            s.reorder(si, cr, kr, sb, kb, g.r, cb, g.sp)
+                .gpu_tile(kb, g.r, kbo, ro, kbi, ri, sh.thk, nthreads / sh.thk, TailStrategy::GuardWithIf)
+                .reorder(si, cr, kr, sb, kbi, ri, kbo, ro, g.sp, cb)
+                .gpu_blocks(g.sp);
+        } else {
+            s.reorder(si, cr, kr, sb, cb, kb, g.r, g.sp)
+                .gpu_tile(cb, kb, cbo, kbo, cbi, kbi, sh.thc, sh.thk, TailStrategy::GuardWithIf);
+            if (fuse_taps)  // each thread loops over the taps: one launch
+                s.reorder(si, cr, kr, sb, g.r, cbi, kbi, cbo, kbo, g.sp).gpu_blocks(g.sp);
+            else  // the taps (s, r) stay host loops: one launch per tap
+                s.reorder(si, cr, kr, cbi, kbi, cbo, kbo, g.sp, sb, g.r).gpu_blocks(g.sp);
+        }
+        s.unroll(si).unroll(cr).unroll(kr);
     });
-    g.partial.compute_at(g.ws, fuse_taps ? Var(g.s) : cbi);
-    g.partial.store_in(MemoryType::Register).unroll(g.cg).unroll(g.k);
+    g.partial.compute_at(g.ws, fuse_taps ? sb : cbi);
+    g.partial.store_in(MemoryType::Register).unroll(g.s).unroll(g.cg).unroll(g.k);
     Stage upd = g.partial.update();
     if (p.unroll_q > 1) {
         RVar qo("qo"), qi("qi");
-        upd.split(g.rr.x, qo, qi, p.unroll_q, TailStrategy::GuardWithIf).reorder(g.cg, g.k, qi, qo, g.rr.y).unroll(qi);
+        upd.split(g.rr.x, qo, qi, p.unroll_q, TailStrategy::GuardWithIf)
+            .reorder(g.s, g.cg, g.k, qi, qo, g.rr.y)
+            .unroll(qi);
     } else {
-        upd.reorder(g.cg, g.k, g.rr.x, g.rr.y);
+        upd.reorder(g.s, g.cg, g.k, g.rr.x, g.rr.y);
     }
-    upd.unroll(g.cg).unroll(g.k);
+    upd.unroll(g.s).unroll(g.cg).unroll(g.k);
     g.partial.update().specialize(a.groups == 1);
 
     g.out.compute_root();

@@ -49,6 +49,14 @@ struct BwdDataGpuParams {
     int stage = 0;       // {0, 1}: 1 = dy and w are first copied with channels innermost (dy with
                          // its zero border materialised) and threads run along channels whatever
                          // the layout; 0 = read in place
+    int first_layer = 0; // {0, 1}: 1 = a 3- or 4-channel dx (a network's first layer) gets all 3
+                         // channels x tile_x columns per thread, threads along columns (one w load
+                         // serves tile_x FMAs, one dy load 3); 0 = one channel per thread, 4
+                         // channel threads. 1 lost 2.3x on the H100 (a warp's dy loads scatter)
+    int unroll_taps = 0; // {0, 1}: 1 = the taps along x of a compile-time filter are unrolled
+                         // inside the k loop, so neighbouring columns share their dy loads
+    int narrow = 1;      // {0, 1}: 1 = rows of <= 2 or <= 4 column tiles (7x7, 14x14 layers) move
+                         // the block's idle column threads onto channels (2 or 4 column threads)
     template <class Self, class F>
     static void visit(Self &&s, F f) {
         f(s.tile_c, "tile_c");
@@ -56,6 +64,9 @@ struct BwdDataGpuParams {
         f(s.threads_c, "threads_c");
         f(s.threads_x, "threads_x");
         f(s.stage, "stage");
+        f(s.first_layer, "first_layer");
+        f(s.unroll_taps, "unroll_taps");
+        f(s.narrow, "narrow");
     }
 };
 
@@ -65,13 +76,21 @@ struct BwdWeightGpuParams {
     int threads_c = 16;    // {8, 16, 32} threads along input-channel tiles
     int threads_k = 8;     // {4, 8, 16} threads along output-channel tiles
     int max_splits = 512;  // [1..4096] cap on the partial sums over N*P rows; the dispatcher picks
-                           // ~528 blocks' worth per launch and <= 256 MiB of workspace
+                           // split_blocks blocks' worth per launch and <= 256 MiB of workspace
+    int split_blocks = 528;  // [132..8448] blocks per launch the split count aims at (read by the
+                             // runtime; 528 = 4 per H100 multiprocessor)
     int fuse_taps = 0;     // {0, 1}: 1 = each thread loops over the filter taps (one launch);
                            // 0 = one launch per tap
     int stage = 0;         // {0, 1}: 1 = x and dy are first copied with channels innermost and x's
                            // padding materialised (no bounds test in the inner loop; NCHW reads
                            // become contiguous); 0 = read in place
     int unroll_q = 1;      // {1, 2, 4}: unroll of the reduction loop along output columns
+    int tile_s = 1;        // [1..8] filter taps along x per thread (registers; needs fuse_taps=1):
+                           // a thread's x loads serve tile_s taps, and with unroll_q > 1 at
+                           // stride 1 neighbouring columns share them. Problems with S < tile_s
+                           // take a branch without it. With fuse_taps=1, a 3- or 4-channel
+                           // problem (a first layer) gets all its channels and tile_s taps per
+                           // thread, threads along k and the filter rows.
     template <class Self, class F>
     static void visit(Self &&s, F f) {
         f(s.tile_c, "tile_c");
@@ -79,9 +98,11 @@ struct BwdWeightGpuParams {
         f(s.threads_c, "threads_c");
         f(s.threads_k, "threads_k");
         f(s.max_splits, "max_splits");
+        f(s.split_blocks, "split_blocks");
         f(s.fuse_taps, "fuse_taps");
         f(s.stage, "stage");
         f(s.unroll_q, "unroll_q");
+        f(s.tile_s, "tile_s");
     }
 };
 

@@ -67,36 +67,79 @@ macro(gpu_stage_of layout)
     endif ()
 endmacro()
 
+# Sweep of 12:56 UTC (H100, ResNet-50 batch 32, geomean cuDNN/convbwd per class,
+# docs/results/h100-2026-11-22-1256-sweep.json): the 3x3 backward-data taps unrolled inside the
+# k loop (unroll_taps=1, tag u) NHWC s1 0.57 -> 0.66, NCHW s1 0.22 -> 0.29, s2 0.56 -> 0.58 /
+# 0.33 -> 0.36; 3 taps per thread in backward-weight (tile_s=3, tag t3) NHWC s2 0.25 -> 0.27,
+# NCHW s1 0.15 -> 0.17; the 7x7 stem's backward-weight 18.5 -> 3.1 ms (s2 any kernel below).
 foreach (layout IN ITEMS nhwc nchw)
     gpu_stage_of(${layout})
     foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k1" "s2;k3")
         list(GET sf 0 s)
         list(GET sf 1 f)
+        set(u 0)
+        set(utag "")
+        if (f STREQUAL "k3")
+            set(u 1)
+            set(utag u)
+        endif ()
         if (layout STREQUAL "nchw" AND sf STREQUAL "s2;k3")
             # Staged, this class's phase kernel needs 130 VGPRs on gfx90a (3 waves per SIMD, test
             # amdgpu): AMD keeps the unstaged kernel.
-            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4${tag}
-                        SKIP_ON amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
+            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4${tag}${utag}
+                        SKIP_ON amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage} unroll_taps=${u})
             conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4
                         SKIP_ON cuda opencl SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8)
+        elseif (u)
+            # AMD keeps the taps rolled: unrolled, NHWC stride 1 needs 140-143 VGPRs on gfx90a
+            # (3 waves per SIMD, test amdgpu).
+            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4${tag}${utag}
+                        SKIP_ON amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage} unroll_taps=1)
+            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4${tag}
+                        SKIP_ON cuda opencl SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
         else ()
             conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4${tag}
                         SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
         endif ()
-        # NHWC 3x3 stride 1: the taps in one launch, each thread looping over them (0.26 -> 0.29).
+        # Backward-weight 3x3: the taps in one launch, each thread looping over them (f), for
+        # NHWC stride 1 (0.26 -> 0.29); with 3 taps per thread (t3) for NHWC stride 2 and NCHW
+        # stride 1. The others keep one launch per tap.
         set(fuse 0)
+        set(ts 1)
         set(ftag "")
         if (layout STREQUAL "nhwc" AND sf STREQUAL "s1;k3")
             set(fuse 1)
             set(ftag f)
+        elseif ((layout STREQUAL "nhwc" AND sf STREQUAL "s2;k3") OR (layout STREQUAL "nchw" AND sf STREQUAL "s1;k3"))
+            set(fuse 1)
+            set(ts 3)
+            set(ftag f${tag}t3)
+        else ()
+            set(ftag ${tag})
         endif ()
-        conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4${ftag}${tag}
-                    SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 stage=${stage} fuse_taps=${fuse})
+        # 1x1: 2112 blocks per launch (split_blocks; more reduction splits), 0.59 -> 0.77 (NHWC
+        # stride 1), 0.48 -> 0.56 (NHWC stride 2) in the sweep of 13:27 UTC; 3x3 lost with it.
+        set(blocks 528)
+        if (f STREQUAL "k1")
+            set(blocks 2112)
+            set(ftag ${ftag}b4)
+        endif ()
+        conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4${ftag}
+                    SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 split_blocks=${blocks}
+                    stage=${stage} fuse_taps=${fuse} tile_s=${ts})
     endforeach ()
     # Stride 2 with any filter (a first layer's 7x7): the stride is a compile-time constant, so
     # each phase's launch runs only its own taps; the filter size stays a runtime value.
     conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4x4${tag}
                 SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
+    # Backward-weight, stride 2, any filter (the 7x7 RGB stem, 18.5 -> 3.1 ms): taps in one
+    # launch, and a first layer's 3 channels x 4 k x 7 taps per thread. AMD takes 2 k per thread:
+    # 84 accumulators need 254-281 VGPRs on gfx90a (test amdgpu).
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4k4ft7${tag} SKIP_ON amdgpu
+                SCHEDULE tile_c=4 tile_k=4 threads_c=8 threads_k=16 max_splits=512 fuse_taps=1 tile_s=7 stage=${stage})
+    # (Unstaged, AMD's NHWC kernel spills 6-17 SGPRs: staged in both layouts.)
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4k2ft7s SKIP_ON cuda opencl
+                SCHEDULE tile_c=4 tile_k=2 threads_c=4 threads_k=32 max_splits=512 fuse_taps=1 tile_s=7 stage=1)
 endforeach ()
 # f16 and bf16 NHWC strided backward-data (the IREE shapes); f16 skips OpenCL (PoCL has no fp16).
 foreach (dtype IN ITEMS f16 bf16)
@@ -173,6 +216,91 @@ foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k3")
 endforeach ()
 conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE s1 FILTER k3 ON gpu TAG c4k4fsu2 BASELINE SKIP_ON amdgpu
             SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 fuse_taps=1 stage=1 unroll_q=2)
+# Taps along x in registers where they lost or tied in the 12:56 sweep (t3: tile_s=3; u2: two
+# columns per iteration, 0.14 against 0.29 for f); the stem kernel staged (s, 0.280 vs 0.288)
+# and with 2 k per thread (k2: half the registers, more threads).
+foreach (layout IN ITEMS nhwc nchw)
+    gpu_stage_of(${layout})
+    foreach (s IN ITEMS s1 s2)
+        if (NOT ((layout STREQUAL "nhwc" AND s STREQUAL "s2") OR (layout STREQUAL "nchw" AND s STREQUAL "s1")))
+            conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER k3 ON gpu TAG c4k4f${tag}t3 BASELINE
+                        SKIP_ON amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 fuse_taps=1
+                        stage=${stage} tile_s=3)
+        endif ()
+        conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER k3 ON gpu TAG c4k4f${tag}t3u2 BASELINE
+                    SKIP_ON amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 fuse_taps=1
+                    stage=${stage} tile_s=3 unroll_q=2)
+    endforeach ()
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4k2ft7${tag} BASELINE
+                SKIP_ON amdgpu SCHEDULE tile_c=4 tile_k=2 threads_c=4 threads_k=32 max_splits=512 fuse_taps=1 tile_s=7
+                stage=${stage})
+endforeach ()
+conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE s2 FILTER any ON gpu TAG c4k4ft7s BASELINE SKIP_ON amdgpu
+            SCHEDULE tile_c=4 tile_k=4 threads_c=8 threads_k=16 max_splits=512 fuse_taps=1 tile_s=7 stage=1)
+# The default backward-weight kernels with other blocks per launch (reduction splits): b1 = 528,
+# b2 = 1056, b4 = 2112 (split_blocks, read by the dispatcher; the kernel code is the default's).
+foreach (layout IN ITEMS nhwc nchw)
+    gpu_stage_of(${layout})
+    foreach (sf IN ITEMS "s1;k1;0;1" "s1;k3;1;1" "s2;k1;0;1" "s2;k3;1;3")
+        list(GET sf 0 s)
+        list(GET sf 1 f)
+        list(GET sf 2 fuse)
+        list(GET sf 3 ts)
+        set(ftag ${tag})
+        if (f STREQUAL "k3" AND layout STREQUAL "nhwc" AND s STREQUAL "s1")
+            set(ftag f)
+        elseif (f STREQUAL "k3" AND layout STREQUAL "nchw" AND s STREQUAL "s1")
+            set(ts 3)
+            set(ftag f${tag}t3)
+        elseif (f STREQUAL "k3" AND layout STREQUAL "nhwc" AND s STREQUAL "s2")
+            set(ftag f${tag}t3)
+        elseif (f STREQUAL "k3")  # NCHW stride 2: one launch per tap
+            set(fuse 0)
+            set(ts 1)
+        endif ()
+        set(bs 2 4)
+        if (f STREQUAL "k1")  # b4 is the default there; b1 = 528
+            set(bs 1 2)
+        endif ()
+        foreach (b IN ITEMS ${bs})
+            math(EXPR blocks "528 * ${b}")
+            conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4${ftag}b${b}
+                        BASELINE SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
+                        split_blocks=${blocks} stage=${stage} fuse_taps=${fuse} tile_s=${ts})
+        endforeach ()
+    endforeach ()
+    # The stem with 4 taps per thread (t4: 48 accumulators, two tap tiles over 7 taps, one
+    # recomputed), and 2 k x 4 taps.
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4k4ft4${tag} BASELINE
+                SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=8 threads_k=16 max_splits=512 fuse_taps=1
+                tile_s=4 stage=${stage})
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4k2ft4${tag} BASELINE
+                SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=2 threads_c=4 threads_k=32 max_splits=512 fuse_taps=1
+                tile_s=4 stage=${stage})
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4k4ft7${tag}b2 BASELINE
+                SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=8 threads_k=16 max_splits=512 split_blocks=1056
+                fuse_taps=1 tile_s=7 stage=${stage})
+endforeach ()
+# Backward-data candidates: the 3x3 taps not unrolled (r: unroll_taps=0, the default before the
+# 12:56 sweep), the stem kernel with 3 channels x 4 columns per thread (l1: first_layer=1, 2.3x
+# slower on the stem: a warp's dy loads scatter over 28 columns), and without the narrow-row
+# shapes (n0: narrow=0, 8 column threads whatever the row width; NHWC 3x3 0.43 vs 0.57).
+foreach (layout IN ITEMS nhwc nchw)
+    gpu_stage_of(${layout})
+    foreach (s IN ITEMS s1 s2)
+        conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER k3 ON gpu TAG c4x4${tag}r BASELINE
+                    SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
+    endforeach ()
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4x4${tag}l1 BASELINE
+                SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage} first_layer=1)
+    foreach (fu IN ITEMS "k1;0" "k3;1")
+        list(GET fu 0 f)
+        list(GET fu 1 u)
+        conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s1 FILTER ${f} ON gpu TAG c4x4${tag}n0 BASELINE
+                    SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage} narrow=0
+                    unroll_taps=${u})
+    endforeach ()
+endforeach ()
 
 # Smaller register tiles (GPU candidates): with 4 contiguous channels per thread a warp's load
 # instruction touches 8 sectors for 4 bytes of each thread, 4 instructions the same 8 sectors

@@ -77,6 +77,15 @@ inline std::vector<ConvProblem> conformance_problems() {
             p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = f / 2;
             out.push_back(with_derived_output(p));
         }
+    // A first layer: 3 or 4 input channels, 7-wide filters at stride 2 (the GPU stem tile:
+    // all channels x 7 taps per thread), with a k tail and a non-square filter.
+    for (int C : {3, 4}) {
+        ConvProblem p;
+        p.N = 2, p.C = C, p.K = 10, p.H = 19, p.W = 23, p.R = C == 3 ? 7 : 5, p.S = 7;
+        p.stride_h = p.stride_w = 2;
+        p.pad_top = p.pad_bottom = p.R / 2, p.pad_left = p.pad_right = 3;
+        out.push_back(with_derived_output(p));
+    }
     return out;
 }
 

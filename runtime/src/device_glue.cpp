@@ -6,7 +6,9 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <mutex>
+#include <string>
 
 #ifdef CONVBWD_HAVE_CUDA
 #include "HalideRuntimeCuda.h"
@@ -63,6 +65,14 @@ int cuda_stream(void *user_context, void *, void **stream) {
 
 struct InstallCudaHooks {
     InstallCudaHooks() {
+        // Halide's CUDA runtime reads HL_CUDA_JIT_MAX_REGISTERS each time it JIT-compiles a
+        // kernel's PTX (first call per context) and caps registers at 64 without it, which made
+        // the larger register tiles spill (ncu: the 7x7 stem's backward-weight at 64 registers,
+        // 72% memory throughput). Set at load time, before any kernel runs, and never over a
+        // value the process chose (CMake option CONVBWD_CUDA_MAX_REGISTERS; 0 = leave it).
+#if defined(CONVBWD_CUDA_MAX_REGISTERS) && CONVBWD_CUDA_MAX_REGISTERS > 0
+        setenv("HL_CUDA_JIT_MAX_REGISTERS", std::to_string(CONVBWD_CUDA_MAX_REGISTERS).c_str(), /*overwrite=*/0);
+#endif
         halide_set_cuda_acquire_context(&acquire_cuda_context);
         halide_set_cuda_release_context(&release_cuda_context);
         halide_set_cuda_get_stream(&cuda_stream);

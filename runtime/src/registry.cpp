@@ -49,12 +49,16 @@ int64_t weight_max_splits(const KernelInfo &k, const ConvProblem &p) {
     if (k.device == Device::Host) {
         want = parse_schedule<BwdWeightHostParams>(k).max_splits;
     } else {
-        // Enough blocks per launch (one launch per filter tap) to fill a large GPU: about 4 x 132
-        // multiprocessors' worth, from the tiles one split has.
+        // Enough blocks per launch (one launch per filter tap) to fill a large GPU: split_blocks
+        // (528 = 4 x 132 multiprocessors) from the tiles one split has.
         BwdWeightGpuParams g = parse_schedule<BwdWeightGpuParams>(k);
-        const int64_t tiles = ((Cg + g.tile_c * g.threads_c - 1) / (g.tile_c * g.threads_c)) *
-                              ((p.K + g.tile_k * g.threads_k - 1) / (g.tile_k * g.threads_k));
-        want = std::min<int64_t>(g.max_splits, (528 + tiles - 1) / tiles);
+        int64_t tiles = ((Cg + g.tile_c * g.threads_c - 1) / (g.tile_c * g.threads_c)) *
+                        ((p.K + g.tile_k * g.threads_k - 1) / (g.tile_k * g.threads_k));
+        // As schedules/gpu.cpp's first-layer tile: blocks of k tiles x filter rows.
+        if (g.fuse_taps && Cg >= 3 && Cg <= 4 && p.K >= g.tile_k && p.S >= std::max(1, g.tile_s))
+            tiles = ((p.K + g.tile_k * g.threads_k - 1) / (g.tile_k * g.threads_k)) *
+                    ((p.R + g.threads_c - 1) / g.threads_c);
+        want = std::min<int64_t>(g.max_splits, (std::max(1, g.split_blocks) + tiles - 1) / tiles);
     }
     return std::max<int64_t>(1, std::min({want, by_workspace, rows}));
 }
