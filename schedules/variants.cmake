@@ -79,7 +79,9 @@ foreach (layout IN ITEMS nhwc nchw)
         list(GET sf 1 f)
         set(u 0)
         set(utag "")
-        if (f STREQUAL "k3")
+        if (f STREQUAL "k3" AND NOT (layout STREQUAL "nhwc" AND s STREQUAL "s2"))
+            # (NHWC stride 2 keeps them rolled: 0.61 against 0.55 unrolled at 128 registers,
+            # sweep of 14:13 UTC.)
             set(u 1)
             set(utag u)
         endif ()
@@ -124,9 +126,25 @@ foreach (layout IN ITEMS nhwc nchw)
             set(blocks 2112)
             set(ftag ${ftag}b4)
         endif ()
-        conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4${ftag}
-                    SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 split_blocks=${blocks}
-                    stage=${stage} fuse_taps=${fuse} tile_s=${ts})
+        if (f STREQUAL "k3")
+            # CUDA and OpenCL: 3 taps x 2 columns per iteration (t3u2), every 3x3 class: at 128
+            # registers (no spills) NHWC 0.38 -> 0.49 (stride 1), 0.33 -> 0.42 (stride 2), NCHW
+            # 0.22 -> 0.26, 0.28 -> 0.39 (sweep of 14:13 UTC). AMD keeps the configuration
+            # above (its VGPR budget); on CUDA that stays a named candidate.
+            conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4f${tag}t3u2
+                        SKIP_ON amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
+                        stage=${stage} fuse_taps=1 tile_s=3 unroll_q=2)
+            conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4${ftag}
+                        SKIP_ON cuda opencl SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
+                        stage=${stage} fuse_taps=${fuse} tile_s=${ts})
+            conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4${ftag}
+                        BASELINE SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8
+                        max_splits=512 stage=${stage} fuse_taps=${fuse} tile_s=${ts})
+        else ()
+            conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4${ftag}
+                        SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 split_blocks=${blocks}
+                        stage=${stage} fuse_taps=${fuse} tile_s=${ts})
+        endif ()
     endforeach ()
     # Stride 2 with any filter (a first layer's 7x7): the stride is a compile-time constant, so
     # each phase's launch runs only its own taps; the filter size stays a runtime value.
@@ -216,9 +234,9 @@ foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k3")
 endforeach ()
 conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE s1 FILTER k3 ON gpu TAG c4k4fsu2 BASELINE SKIP_ON amdgpu
             SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 fuse_taps=1 stage=1 unroll_q=2)
-# Taps along x in registers where they lost or tied in the 12:56 sweep (t3: tile_s=3; u2: two
-# columns per iteration, 0.14 against 0.29 for f); the stem kernel staged (s, 0.280 vs 0.288)
-# and with 2 k per thread (k2: half the registers, more threads).
+# 3 taps per thread without the column unroll (t3) where the defaults did not have it; the stem
+# kernel staged (s, 0.280 vs 0.288) and with 2 k per thread (k2: half the registers, more
+# threads).
 foreach (layout IN ITEMS nhwc nchw)
     gpu_stage_of(${layout})
     foreach (s IN ITEMS s1 s2)
@@ -227,9 +245,6 @@ foreach (layout IN ITEMS nhwc nchw)
                         SKIP_ON amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 fuse_taps=1
                         stage=${stage} tile_s=3)
         endif ()
-        conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER k3 ON gpu TAG c4k4f${tag}t3u2 BASELINE
-                    SKIP_ON amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 fuse_taps=1
-                    stage=${stage} tile_s=3 unroll_q=2)
     endforeach ()
     conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4k2ft7${tag} BASELINE
                 SKIP_ON amdgpu SCHEDULE tile_c=4 tile_k=2 threads_c=4 threads_k=32 max_splits=512 fuse_taps=1 tile_s=7
@@ -282,14 +297,20 @@ foreach (layout IN ITEMS nhwc nchw)
                 fuse_taps=1 tile_s=7 stage=${stage})
 endforeach ()
 # Backward-data candidates: the 3x3 taps not unrolled (r: unroll_taps=0, the default before the
-# 12:56 sweep), the stem kernel with 3 channels x 4 columns per thread (l1: first_layer=1, 2.3x
+# 12:56 sweep; NHWC stride 2, whose default rolls them, gets u instead), the stem kernel with 3 channels x 4 columns per thread (l1: first_layer=1, 2.3x
 # slower on the stem: a warp's dy loads scatter over 28 columns), and without the narrow-row
 # shapes (n0: narrow=0, 8 column threads whatever the row width; NHWC 3x3 0.43 vs 0.57).
 foreach (layout IN ITEMS nhwc nchw)
     gpu_stage_of(${layout})
     foreach (s IN ITEMS s1 s2)
-        conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER k3 ON gpu TAG c4x4${tag}r BASELINE
-                    SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
+        if (layout STREQUAL "nhwc" AND s STREQUAL "s2")  # the default rolls them there
+            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER k3 ON gpu TAG c4x4${tag}u BASELINE
+                        SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage}
+                        unroll_taps=1)
+        else ()
+            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER k3 ON gpu TAG c4x4${tag}r BASELINE
+                        SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
+        endif ()
     endforeach ()
     conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4x4${tag}l1 BASELINE
                 SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage} first_layer=1)
