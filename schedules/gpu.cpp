@@ -3,8 +3,6 @@
 // memory (stage), no shared memory yet: measured against cuDNN in docs/PERFORMANCE.md.
 #include "schedules.h"
 
-#include <algorithm>
-
 using namespace Halide;
 
 namespace convbwd {
@@ -158,7 +156,7 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
     // fused block index Halide could not bound a thread's tap to one point, and the kernels
     // faulted on the H100).
     const bool fuse_taps = p.fuse_taps;
-    const int ts = fuse_taps ? std::max(1, p.tile_s) : 1;
+    const int ts = taps_per_thread(p);
     Var cb("cb"), cr("cr"), kb("kb"), kr("kr"), cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi"), tap("tap");
     Var sb("sb"), si("si"), ro("ro"), ri("ri");
     Expr Cg = a.C / a.groups;
@@ -184,7 +182,7 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
     const int nthreads = p.threads_c * p.threads_k;
     if (fuse_taps) {
         kinds.push_back({kFirstLayer, 3, p.tile_k, ts, 1, p.threads_k});
-        shapes.push_back(Cg >= 3 && Cg <= 4 && a.K >= p.tile_k && a.S >= ts);
+        shapes.push_back(takes_first_layer_tile(p, Cg, a.K, a.S));
     } else {
         kinds.push_back({kFewChannels, 1, p.tile_k, 1, 4, nthreads / 4});
         shapes.push_back(Cg <= 4 && a.K >= p.tile_k);

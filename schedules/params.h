@@ -3,6 +3,7 @@
 // list (schedules/variants.cmake) and of autotuning results.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -105,6 +106,17 @@ struct BwdWeightGpuParams {
         f(s.tile_s, "tile_s");
     }
 };
+
+// Backward-weight on GPUs: the filter taps a thread holds (tile_s needs fuse_taps), and whether
+// a problem takes the first-layer tile (fuse_taps kernels, 3 or 4 input channels: 3 channels x
+// tile_k x taps per thread, threads along k tiles and filter rows). One definition for the
+// schedule (Halide Exprs, schedules/gpu.cpp) and the dispatcher's split count (integers,
+// runtime/src/registry.cpp).
+inline int taps_per_thread(const BwdWeightGpuParams &p) { return p.fuse_taps ? std::max(1, p.tile_s) : 1; }
+template <class T>
+auto takes_first_layer_tile(const BwdWeightGpuParams &p, const T &Cg, const T &K, const T &S) {
+    return Cg >= 3 && Cg <= 4 && K >= p.tile_k && S >= taps_per_thread(p);
+}
 
 // Space-separated "key=value" string of a params struct, in visit() order.
 template <class Params>

@@ -72,6 +72,24 @@ endmacro()
 # k loop (unroll_taps=1, tag u) NHWC s1 0.57 -> 0.66, NCHW s1 0.22 -> 0.29, s2 0.56 -> 0.58 /
 # 0.33 -> 0.36; 3 taps per thread in backward-weight (tile_s=3, tag t3) NHWC s2 0.25 -> 0.27,
 # NCHW s1 0.15 -> 0.17; the 7x7 stem's backward-weight 18.5 -> 3.1 ms (s2 any kernel below).
+# A backward-weight class's tap configuration as tuned at 64 registers: AMD's defaults, and on
+# CUDA the base of the candidates. f = the taps looped inside each thread, one launch (NHWC 3x3
+# stride 1: 0.26 -> 0.29); t3 = 3 taps per thread too (NHWC stride 2, NCHW stride 1); else one
+# launch per tap. Sets fuse, ts and ftag (from gpu_stage_of's tag).
+macro(gpu_wgrad_taps layout s f)
+    set(fuse 0)
+    set(ts 1)
+    set(ftag ${tag})
+    if ("${f}" STREQUAL "k3" AND "${layout}" STREQUAL "nhwc" AND "${s}" STREQUAL "s1")
+        set(fuse 1)
+        set(ftag f)
+    elseif ("${f}" STREQUAL "k3" AND NOT ("${layout}" STREQUAL "nchw" AND "${s}" STREQUAL "s2"))
+        set(fuse 1)
+        set(ts 3)
+        set(ftag f${tag}t3)
+    endif ()
+endmacro()
+
 foreach (layout IN ITEMS nhwc nchw)
     gpu_stage_of(${layout})
     foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k1" "s2;k3")
@@ -103,22 +121,7 @@ foreach (layout IN ITEMS nhwc nchw)
             conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4${tag}
                         SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
         endif ()
-        # Backward-weight 3x3: the taps in one launch, each thread looping over them (f), for
-        # NHWC stride 1 (0.26 -> 0.29); with 3 taps per thread (t3) for NHWC stride 2 and NCHW
-        # stride 1. The others keep one launch per tap.
-        set(fuse 0)
-        set(ts 1)
-        set(ftag "")
-        if (layout STREQUAL "nhwc" AND sf STREQUAL "s1;k3")
-            set(fuse 1)
-            set(ftag f)
-        elseif ((layout STREQUAL "nhwc" AND sf STREQUAL "s2;k3") OR (layout STREQUAL "nchw" AND sf STREQUAL "s1;k3"))
-            set(fuse 1)
-            set(ts 3)
-            set(ftag f${tag}t3)
-        else ()
-            set(ftag ${tag})
-        endif ()
+        gpu_wgrad_taps(${layout} ${s} ${f})
         # 1x1: 2112 blocks per launch (split_blocks; more reduction splits), 0.59 -> 0.77 (NHWC
         # stride 1), 0.48 -> 0.56 (NHWC stride 2) in the sweep of 13:27 UTC; 3x3 lost with it.
         set(blocks 528)
@@ -256,23 +259,10 @@ conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE s2 FILTER any ON gpu TAG
 # b2 = 1056, b4 = 2112 (split_blocks, read by the dispatcher; the kernel code is the default's).
 foreach (layout IN ITEMS nhwc nchw)
     gpu_stage_of(${layout})
-    foreach (sf IN ITEMS "s1;k1;0;1" "s1;k3;1;1" "s2;k1;0;1" "s2;k3;1;3")
+    foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k1" "s2;k3")
         list(GET sf 0 s)
         list(GET sf 1 f)
-        list(GET sf 2 fuse)
-        list(GET sf 3 ts)
-        set(ftag ${tag})
-        if (f STREQUAL "k3" AND layout STREQUAL "nhwc" AND s STREQUAL "s1")
-            set(ftag f)
-        elseif (f STREQUAL "k3" AND layout STREQUAL "nchw" AND s STREQUAL "s1")
-            set(ts 3)
-            set(ftag f${tag}t3)
-        elseif (f STREQUAL "k3" AND layout STREQUAL "nhwc" AND s STREQUAL "s2")
-            set(ftag f${tag}t3)
-        elseif (f STREQUAL "k3")  # NCHW stride 2: one launch per tap
-            set(fuse 0)
-            set(ts 1)
-        endif ()
+        gpu_wgrad_taps(${layout} ${s} ${f})
         set(bs 2 4)
         if (f STREQUAL "k1")  # b4 is the default there; b1 = 528
             set(bs 1 2)

@@ -55,7 +55,7 @@ int64_t weight_max_splits(const KernelInfo &k, const ConvProblem &p) {
         int64_t tiles = ((Cg + g.tile_c * g.threads_c - 1) / (g.tile_c * g.threads_c)) *
                         ((p.K + g.tile_k * g.threads_k - 1) / (g.tile_k * g.threads_k));
         // As schedules/gpu.cpp's first-layer tile: blocks of k tiles x filter rows.
-        if (g.fuse_taps && Cg >= 3 && Cg <= 4 && p.K >= g.tile_k && p.S >= std::max(1, g.tile_s))
+        if (g.fuse_taps && takes_first_layer_tile<int64_t>(g, Cg, p.K, p.S))
             tiles = ((p.K + g.tile_k * g.threads_k - 1) / (g.tile_k * g.threads_k)) *
                     ((p.R + g.threads_c - 1) / g.threads_c);
         want = std::min<int64_t>(g.max_splits, (std::max(1, g.split_blocks) + tiles - 1) / tiles);
