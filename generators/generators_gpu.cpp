@@ -15,11 +15,12 @@ public:
     GeneratorParam<int> first_layer{"first_layer", BwdDataGpuParams{}.first_layer, 0, 1};
     GeneratorParam<int> unroll_taps{"unroll_taps", BwdDataGpuParams{}.unroll_taps, 0, 1};
     GeneratorParam<int> narrow{"narrow", BwdDataGpuParams{}.narrow, 0, 1};
+    GeneratorParam<int> flat{"flat", BwdDataGpuParams{}.flat, 0, 1};  // read by the runtime
 
     void generate() {
         ConvArgs args = bwd_data_args();
         BwdDataGraph g = build_bwd_data(args);
-        BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x, stage, first_layer, unroll_taps, narrow};
+        BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x, stage, first_layer, unroll_taps, narrow, flat};
         schedule_bwd_data_gpu(g, p, args, layout, stride_class, filter_class);
     }
 };

@@ -48,20 +48,24 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     //     thread, a quarter block of threads (one NVIDIA warp) along the columns;
     //   few channels (<= 4): one channel per thread, 4 channel threads and the rest along the
     //     columns, instead of a block of mostly idle channel threads;
-    //   narrow (rows of <= 2 or <= 4 column tiles, where most column threads would idle): the
-    //     register tile with 2 or 4 column threads and the rest along channels;
-    //   the params' register tile; fallback (-1): 1x1 for tiny problems.
+    //   narrow (rows of <= 2, 4 (or 8, where a block has 16 column threads) column tiles, where
+    //     most column threads would idle): the register tile with that many column threads and
+    //     the rest along channels;
+    //   the params' register tile; with tile_x > 4, the same with 4 columns for narrower rows;
+    //   fallback (-1): 1x1 for tiny problems.
     struct Shape { int tc, tx, thc, thx; };
     std::vector<Shape> shape_list;
     const int nthreads = t_c * t_x;
     std::vector<int> narrow_threads;  // column threads of the narrow shapes
     if (p.narrow)
-        for (int thx : {2, 4})
+        for (int thx : {2, 4, 8})
             if (thx < t_x) narrow_threads.push_back(thx);
     if (p.first_layer) shape_list.push_back({3, p.tile_x, 1, nthreads / 4});
     shape_list.push_back({1, p.tile_x, 4, nthreads / 4});
     for (int thx : narrow_threads) shape_list.push_back({p.tile_c, p.tile_x, nthreads / thx, thx});
     shape_list.push_back({p.tile_c, p.tile_x, t_c, t_x});
+    const bool half_tile = p.tile_x > 4;  // rows narrower than a wide tile get a 4-column one
+    if (half_tile) shape_list.push_back({p.tile_c, 4, t_c, t_x});
     auto shape_of = [&](int branch) { return branch >= 0 ? shape_list[branch] : Shape{1, 1, t_c, t_x}; };
     // The conditions for shape_list, given the columns a tile runs along.
     auto shape_conditions = [&](Expr columns) {
@@ -71,6 +75,7 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
         for (int thx : narrow_threads)
             c.push_back(a.C >= p.tile_c && columns >= p.tile_x && columns <= thx * p.tile_x);
         c.push_back(a.C >= p.tile_c && columns >= p.tile_x);
+        if (half_tile) c.push_back(a.C >= p.tile_c && columns >= 4);
         return c;
     };
     // Splits cv into per-thread registers (cr) x threads x blocks, likewise xv; `rest` lists the
@@ -92,11 +97,19 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
 
     const Var thread_inner = nhwc ? cbi : xbi;
     if (g.sx == 1 && g.sy == 1) {
+        // dx is computed in place; with beta != 0 each element reads prev (dx) before its store,
+        // so a shape is taken only where its tiles divide C and W (no tile shifted inwards over a
+        // neighbour's stored elements); elsewhere the 1x1 fallback runs.
+        std::vector<Expr> whole;
+        for (const Shape &sh : shape_list) whole.push_back(a.C % sh.tc == 0 && a.W % sh.tx == 0);
         g.out.compute_root();
-        for_each_branch(g.out, shape_conditions(a.W), g.beta, [&](Stage s, int branch) {
-            tile_thread(s, branch, c, x, {y, n});
-            s.fuse(y, n, yn).gpu_blocks(yn);
-        });
+        for_each_branch(
+            g.out, shape_conditions(a.W), g.beta,
+            [&](Stage s, int branch) {
+                tile_thread(s, branch, c, x, {y, n});
+                s.fuse(y, n, yn).gpu_blocks(yn);
+            },
+            whole);
         g.acc.compute_at(g.out, thread_inner);
     } else {
         Func stored = g.acc.in(g.dx);  // the phase array, computed once

@@ -16,17 +16,22 @@ void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const C
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
 
     g.out.compute_root();
-    for_each_branch(g.out, a.C >= TC, g.beta, [&](Stage s, bool tiled) {
-        s.split(c, co, ci, tiled ? TC : 1);
-        if (layout == Layout::NHWC) {
-            s.reorder(ci, x, co, y, n);
-            if (tiled) s.vectorize(ci, V);
-        } else {
-            s.reorder(x, ci, co, y, n);
-            s.vectorize(x, V, TailStrategy::GuardWithIf);
-        }
-        s.fuse(y, n, yn).parallel(yn);
-    });
+    // The channel tiles shift their last tile inwards (ShiftInwards: constant-size vectors);
+    // with beta != 0 (dx read back in place) only where TC divides C, else one channel at a time.
+    for_each_branch(
+        g.out, a.C >= TC, g.beta,
+        [&](Stage s, bool tiled) {
+            s.split(c, co, ci, tiled ? TC : 1, TailStrategy::ShiftInwards);
+            if (layout == Layout::NHWC) {
+                s.reorder(ci, x, co, y, n);
+                if (tiled) s.vectorize(ci, V);
+            } else {
+                s.reorder(x, ci, co, y, n);
+                s.vectorize(x, V, TailStrategy::GuardWithIf);
+            }
+            s.fuse(y, n, yn).parallel(yn);
+        },
+        a.C % TC == 0);
 
     // Filters once, as f32 with channels innermost: dense vector loads for either layout.
     g.w_f.compute_root();

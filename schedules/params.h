@@ -56,8 +56,12 @@ struct BwdDataGpuParams {
                          // channel threads. 1 lost 2.3x on the H100 (a warp's dy loads scatter)
     int unroll_taps = 0; // {0, 1}: 1 = the taps along x of a compile-time filter are unrolled
                          // inside the k loop, so neighbouring columns share their dy loads
-    int narrow = 1;      // {0, 1}: 1 = rows of <= 2 or <= 4 column tiles (7x7, 14x14 layers) move
-                         // the block's idle column threads onto channels (2 or 4 column threads)
+    int narrow = 1;      // {0, 1}: 1 = rows of few column tiles (7x7, 14x14 layers) move the
+                         // block's idle column threads onto channels (2 or 4 column threads; 8 too
+                         // where a block has 16, as NCHW read in place)
+    int flat = 0;        // {0, 1}: read by the runtime: 1 = a pointwise stride-1 problem (1x1
+                         // filter, no padding) whose dy and dx planes are dense is presented to the
+                         // kernel as one row of H*W columns per channel and image (no short rows)
     template <class Self, class F>
     static void visit(Self &&s, F f) {
         f(s.tile_c, "tile_c");
@@ -68,6 +72,7 @@ struct BwdDataGpuParams {
         f(s.first_layer, "first_layer");
         f(s.unroll_taps, "unroll_taps");
         f(s.narrow, "narrow");
+        f(s.flat, "flat");
     }
 };
 
@@ -85,7 +90,7 @@ struct BwdWeightGpuParams {
     int stage = 0;         // {0, 1}: 1 = x and dy are first copied with channels innermost and x's
                            // padding materialised (no bounds test in the inner loop; NCHW reads
                            // become contiguous); 0 = read in place
-    int unroll_q = 1;      // {1, 2, 4}: unroll of the reduction loop along output columns
+    int unroll_q = 1;      // {1, 2, 4, 7}: unroll of the reduction loop along output columns
     int tile_s = 1;        // [1..8] filter taps along x per thread (registers; needs fuse_taps=1):
                            // a thread's x loads serve tile_s taps, and with unroll_q > 1 at
                            // stride 1 neighbouring columns share them. Problems with S < tile_s

@@ -57,7 +57,8 @@ endforeach ()
 # cuDNN/convbwd 0.20 -> 0.49 (1x1), 0.08 -> 0.19 (3x3) for backward-data; 0.31 -> 0.55 (1x1)
 # for backward-weight with the taps in one launch (docs/PERFORMANCE.md, sweep of 10:37 UTC).
 # A GPU kernel's input staging per layout: NCHW copies its inputs channels-innermost first
-# (stage=1, tag suffix "s"), NHWC reads them in place.
+# (stage=1, tag suffix "s"), NHWC reads them in place. (Since 2026-11-23 NCHW backward-data reads
+# in place where that won on CUDA: 1x1 stride 2 and the stem; see the loop below.)
 macro(gpu_stage_of layout)
     set(stage 0)
     set(tag "")
@@ -95,31 +96,64 @@ foreach (layout IN ITEMS nhwc nchw)
     foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k1" "s2;k3")
         list(GET sf 0 s)
         list(GET sf 1 f)
-        set(u 0)
-        set(utag "")
-        if (f STREQUAL "k3" AND NOT (layout STREQUAL "nhwc" AND s STREQUAL "s2"))
-            # (NHWC stride 2 keeps them rolled: 0.61 against 0.55 unrolled at 128 registers,
-            # sweep of 14:13 UTC.)
-            set(u 1)
-            set(utag u)
+        # Backward-data: CUDA and OpenCL take (ctag, csched), AMD (atag, asched); where CUDA's
+        # default changed, the previous one stays a named candidate there (btag, bsched).
+        set(base threads_c=16 threads_x=8)
+        set(atag c4x4${tag})
+        set(asched tile_c=4 tile_x=4 ${base} stage=${stage})
+        set(ctag ${atag})
+        set(csched ${asched})
+        set(btag "")
+        if (sf STREQUAL "s1;k1")
+            # Pointwise stride 1: the plane as one row of H*W columns (flat=1, read by the
+            # runtime; the same code, so AMD too): NHWC 1.29 -> 1.53, NCHW 0.50 -> 0.59 (sweeps
+            # of 15:43 and 07:54 UTC).
+            set(atag c4x4${tag}f)
+            list(APPEND asched flat=1)
+            set(ctag ${atag})
+            set(csched ${asched})
+        elseif (f STREQUAL "k3" AND NOT (layout STREQUAL "nhwc" AND s STREQUAL "s2"))
+            # CUDA unrolls the 3x3 taps along x inside the k loop (u: sweep of 12:56 UTC; NHWC
+            # stride 2 keeps them rolled, 0.61 against 0.55 at 128 registers, 14:13). AMD keeps
+            # them rolled: unrolled, NHWC stride 1 needs 140-143 VGPRs on gfx90a (3 waves per
+            # SIMD, test amdgpu).
+            set(ctag c4x4${tag}u)
+            set(csched tile_c=4 tile_x=4 ${base} stage=${stage} unroll_taps=1)
+            if (s STREQUAL "s1")
+                # 7 columns per thread (every ResNet-50 row, 56, 28, 14 and 7 wide, is a whole
+                # number of such tiles): NHWC 0.63 -> 0.87, NCHW (staged) 0.27 -> 0.32; the NCHW
+                # 7x7 layer 0.23 -> 0.24 (sweep of 07:54 UTC, 2026-11-23).
+                set(btag ${ctag})
+                set(bsched ${csched})
+                set(ctag c4x7${tag}u)
+                set(csched tile_c=4 tile_x=7 ${base} stage=${stage} unroll_taps=1)
+            elseif (layout STREQUAL "nchw")
+                # Staged, this class's phase kernel needs 130 VGPRs on gfx90a (3 waves per
+                # SIMD, test amdgpu): AMD reads it in place.
+                set(atag c4x4)
+                set(asched tile_c=4 tile_x=4 ${base})
+            endif ()
+        elseif (layout STREQUAL "nchw" AND sf STREQUAL "s2;k1")
+            # NCHW 1x1 stride 2 on CUDA read in place (threads along the columns, no
+            # channels-innermost copy), 8 channels x 7 columns per thread: 0.25 -> 0.29 (sweep of
+            # 07:54 UTC). AMD keeps 4x4: 56 accumulators put 64-wide wavefronts under 4 per SIMD.
+            set(btag ${ctag})
+            set(bsched ${csched})
+            set(ctag c8x7)
+            set(csched tile_c=8 tile_x=7 ${base})
         endif ()
-        if (layout STREQUAL "nchw" AND sf STREQUAL "s2;k3")
-            # Staged, this class's phase kernel needs 130 VGPRs on gfx90a (3 waves per SIMD, test
-            # amdgpu): AMD keeps the unstaged kernel.
-            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4${tag}${utag}
-                        SKIP_ON amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage} unroll_taps=${u})
-            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4
-                        SKIP_ON cuda opencl SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8)
-        elseif (u)
-            # AMD keeps the taps rolled: unrolled, NHWC stride 1 needs 140-143 VGPRs on gfx90a
-            # (3 waves per SIMD, test amdgpu).
-            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4${tag}${utag}
-                        SKIP_ON amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage} unroll_taps=1)
-            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4${tag}
-                        SKIP_ON cuda opencl SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
+        if (ctag STREQUAL atag AND csched STREQUAL asched)
+            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG ${ctag}
+                        SCHEDULE ${csched})
         else ()
-            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x4${tag}
-                        SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
+            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG ${ctag}
+                        SKIP_ON amdgpu SCHEDULE ${csched})
+            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG ${atag}
+                        SKIP_ON cuda opencl SCHEDULE ${asched})
+        endif ()
+        if (btag)
+            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG ${btag}
+                        BASELINE SKIP_ON opencl amdgpu SCHEDULE ${bsched})
         endif ()
         gpu_wgrad_taps(${layout} ${s} ${f})
         # 1x1: 2112 blocks per launch (split_blocks; more reduction splits), 0.59 -> 0.77 (NHWC
@@ -134,9 +168,20 @@ foreach (layout IN ITEMS nhwc nchw)
             # registers (no spills) NHWC 0.38 -> 0.49 (stride 1), 0.33 -> 0.42 (stride 2), NCHW
             # 0.22 -> 0.26, 0.28 -> 0.39 (sweep of 14:13 UTC). AMD keeps the configuration
             # above (its VGPR budget); on CUDA that stays a named candidate.
-            conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4f${tag}t3u2
+            set(uq 2)
+            if (layout STREQUAL "nchw" AND s STREQUAL "s1")
+                # NCHW stride 1: 7 columns per iteration (a whole 7-wide row, or an eighth,
+                # quarter or half of the wider ones; unroll_q=7). Its worst layer, 512 channels
+                # at 7x7: 0.186 -> 0.202 (sweep of 07:54 UTC), 0.154 -> 0.185 (full runs of 08:13
+                # and 08:01); the class 0.295 -> 0.304. NHWC lost with it (0.52 -> 0.43).
+                set(uq 7)
+                conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu
+                            TAG c4k4f${tag}t3u2 BASELINE SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4
+                            threads_c=16 threads_k=8 max_splits=512 stage=${stage} fuse_taps=1 tile_s=3 unroll_q=2)
+            endif ()
+            conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4f${tag}t3u${uq}
                         SKIP_ON amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
-                        stage=${stage} fuse_taps=1 tile_s=3 unroll_q=2)
+                        stage=${stage} fuse_taps=1 tile_s=3 unroll_q=${uq})
             conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4${ftag}
                         SKIP_ON cuda opencl SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
                         stage=${stage} fuse_taps=${fuse} tile_s=${ts})
@@ -151,8 +196,19 @@ foreach (layout IN ITEMS nhwc nchw)
     endforeach ()
     # Stride 2 with any filter (a first layer's 7x7): the stride is a compile-time constant, so
     # each phase's launch runs only its own taps; the filter size stays a runtime value.
-    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4x4${tag}
-                SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
+    # (CUDA and OpenCL read NCHW's stem in place: 0.09 -> 0.22 against the staged kernel, whose
+    # channels-innermost copy of 3-channel dy is most of its time; sweep of 15:43 UTC.)
+    if (layout STREQUAL "nhwc")
+        conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4x4
+                    SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8)
+    else ()
+        conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4x4
+                    SKIP_ON amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8)
+        conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4x4${tag}
+                    SKIP_ON cuda opencl SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
+        conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE s2 FILTER any ON gpu TAG c4x4${tag} BASELINE
+                    SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 stage=${stage})
+    endif ()
     # Backward-weight, stride 2, any filter (the 7x7 RGB stem, 18.5 -> 3.1 ms): taps in one
     # launch, and a first layer's 3 channels x 4 k x 7 taps per thread. AMD takes 2 k per thread:
     # 84 accumulators need 254-281 VGPRs on gfx90a (test amdgpu).
@@ -339,3 +395,56 @@ foreach (sf IN ITEMS "s1;k1" "s1;k3" "s2;k3")
                     SKIP_ON opencl amdgpu SCHEDULE tile_c=${tc} tile_k=${tx} threads_c=16 threads_k=8 max_splits=512 fuse_taps=1)
     endforeach ()
 endforeach ()
+
+# NCHW backward-data read in place (stage=0: threads along the columns, no channels-innermost
+# copy, rows of few column tiles on 8, 4 or 2 column threads), the other tiles of the sweep of
+# 15:43 UTC: pointwise stride 1 with the plane as one row of H*W columns (f: flat=1, read by the
+# runtime), 4x4 tiles (1x1 stride 2; 3x3 with the taps unrolled, u), the stem with 3 channels x
+# 4 or 8 columns per thread (l1: in NCHW a warp's dy loads run along its columns).
+foreach (t IN ITEMS "4;4" "8;4" "4;8")
+    list(GET t 0 tc)
+    list(GET t 1 tx)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c${tc}x${tx}f BASELINE
+                SKIP_ON opencl amdgpu SCHEDULE tile_c=${tc} tile_x=${tx} threads_c=16 threads_x=8 flat=1)
+endforeach ()
+conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s2 FILTER k1 ON gpu TAG c4x4 BASELINE SKIP_ON opencl amdgpu
+            SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8)
+foreach (s IN ITEMS s1 s2)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE ${s} FILTER k3 ON gpu TAG c4x4u BASELINE
+                SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_x=4 threads_c=16 threads_x=8 unroll_taps=1)
+endforeach ()
+foreach (tx IN ITEMS 4 8)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s2 FILTER any ON gpu TAG c4x${tx}l1 BASELINE SKIP_ON opencl amdgpu
+                SCHEDULE tile_c=4 tile_x=${tx} threads_c=16 threads_x=8 first_layer=1)
+endforeach ()
+
+# Other tiles of the sweep of 07:54 UTC, 2026-11-23 (the defaults above took 7-column tiles where
+# they won): NCHW 3x3 read in place with 8 or 7 columns per thread (c4x8u: 0.55 and 0.36 on the
+# 56- and 28-wide layers, but 0.04-0.06 on 7-wide rows), stride 2 staged with 7 columns, 1x1
+# stride 2 with 8x4 and 4x7 tiles; NHWC stride 2 with 7 columns (0.34-0.45 against 0.60).
+foreach (s IN ITEMS s1 s2)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE ${s} FILTER k3 ON gpu TAG c4x8u BASELINE SKIP_ON opencl amdgpu
+                SCHEDULE tile_c=4 tile_x=8 threads_c=16 threads_x=8 unroll_taps=1)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE ${s} FILTER k3 ON gpu TAG c4x7u BASELINE SKIP_ON opencl amdgpu
+                SCHEDULE tile_c=4 tile_x=7 threads_c=16 threads_x=8 unroll_taps=1)
+endforeach ()
+conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s2 FILTER k3 ON gpu TAG c4x7su BASELINE SKIP_ON opencl amdgpu
+            SCHEDULE tile_c=4 tile_x=7 threads_c=16 threads_x=8 stage=1 unroll_taps=1)
+conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nhwc STRIDE s2 FILTER k3 ON gpu TAG c4x7u BASELINE SKIP_ON opencl amdgpu
+            SCHEDULE tile_c=4 tile_x=7 threads_c=16 threads_x=8 unroll_taps=1)
+conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nhwc STRIDE s2 FILTER k3 ON gpu TAG c4x7 BASELINE SKIP_ON opencl amdgpu
+            SCHEDULE tile_c=4 tile_x=7 threads_c=16 threads_x=8)
+foreach (t IN ITEMS "8;4" "4;7")
+    list(GET t 0 tc)
+    list(GET t 1 tx)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s2 FILTER k1 ON gpu TAG c${tc}x${tx} BASELINE SKIP_ON opencl amdgpu
+                SCHEDULE tile_c=${tc} tile_x=${tx} threads_c=16 threads_x=8)
+endforeach ()
+# NHWC backward-weight 3x3 stride 1 with 7 columns per iteration (NCHW's default): 0.52 -> 0.43.
+conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE s1 FILTER k3 ON gpu TAG c4k4ft3u7 BASELINE
+            SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
+            fuse_taps=1 tile_s=3 unroll_q=7)
+# NCHW pointwise staged with 8 columns per thread: a thread's dx stores per channel fill a
+# 32-byte sector (4 columns fill half of one); 0.50 against 0.59 (sweep of 07:54 UTC).
+conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c4x8sf BASELINE SKIP_ON opencl amdgpu
+            SCHEDULE tile_c=4 tile_x=8 threads_c=16 threads_x=8 stage=1 flat=1)

@@ -1,5 +1,8 @@
 // Every kernel in the registry against the reference over the conformance sweep, one test case
 // per kernel (doctest -tc=<kernel name or glob>).
+#include <cmath>
+#include <cstring>
+
 #include "conformance.h"
 
 using namespace convbwd;
@@ -33,11 +36,50 @@ void check_kernel(const char *name, Direction dir, DType dtype, Layout layout, D
         CHECK_MESSAGE(r.verify.unwritten == 0, r.verify.unwritten, " elements not written; ", r.verify.first_bad);
         CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
         CHECK(r.verify.max_ref > 0);  // guard: the reference is not all zeros
+        if (tested % 2 == 0) {
+            // Every other problem again with alpha and beta, the output read back in place (an
+            // in-place kernel whose tiles overlap would add beta * prev twice).
+            CAPTURE("alpha 0.5, beta -2");
+            RunResult rb = run_against_reference(p, dir, name, rng, 0.5f, -2.0f, device);
+            REQUIRE_MESSAGE(rb.status == CONVBWD_SUCCESS, rb.error);
+            CHECK_MESSAGE(rb.verify.ok, rb.verify.mismatches, " mismatches, first ", rb.verify.first_bad);
+        }
         tested++;
     }
     CHECK_MESSAGE(tested > 0, "no problem of the sweep reached ", std::string(name));
     MESSAGE(std::string(name), ": ", tested, " problems");
 }
+
+// An f32 activation tensor (logical N, C, H, W) stored with padded strides; the padding holds a
+// sentinel that no kernel may overwrite.
+struct PaddedTensor {
+    int64_t dims[4], strides[4];
+    std::vector<float> storage;
+    static constexpr float kSentinel = 12345.0f;
+    PaddedTensor(const int64_t d[4], Layout l, bool dense_plane) {
+        std::copy(d, d + 4, dims);
+        const int64_t N = d[0], C = d[1], H = d[2], W = d[3];
+        if (l == Layout::NCHW) {  // rows padded by 3 (plane not dense) or the plane by 5
+            const int64_t row = dense_plane ? W : W + 3, plane = H * row + 5;
+            strides[3] = 1, strides[2] = row, strides[1] = plane, strides[0] = C * plane + 2;
+        } else {  // pixels padded by 2 channels (plane dense), rows by one pixel (not dense)
+            const int64_t px = C + 2, row = (dense_plane ? W : W + 1) * px;
+            strides[1] = 1, strides[3] = px, strides[2] = row, strides[0] = H * row + 7;
+        }
+        storage.assign((size_t)(N * strides[0]), kSentinel);
+    }
+    int64_t at(int64_t n, int64_t c, int64_t h, int64_t w) const {
+        return n * strides[0] + c * strides[1] + h * strides[2] + w * strides[3];
+    }
+    template <class F>
+    void for_each(F f) {
+        int64_t i = 0;
+        for (int64_t n = 0; n < dims[0]; n++)
+            for (int64_t c = 0; c < dims[1]; c++)
+                for (int64_t h = 0; h < dims[2]; h++)
+                    for (int64_t w = 0; w < dims[3]; w++) f(storage[(size_t)at(n, c, h, w)], i++);
+    }
+};
 
 }  // namespace
 
@@ -60,5 +102,99 @@ TEST_CASE("alpha and beta: out = alpha * result + beta * out") {
                 REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
                 CHECK_MESSAGE(r.verify.ok, r.verify.first_bad);
             }
+}
+
+// Kernels that see a pointwise problem's plane as one row (schedule flat=1) on tensors with
+// padded strides: a dense plane (padding between planes or pixels) folds, a padded row does not;
+// both must match the reference and leave every padding element as it was.
+TEST_CASE("flat backward-data kernels on padded strides") {
+    int flat_kernels = 0;
+    for (int i = 0; i < convbwd_kernel_count(); i++) {
+        convbwd_kernel_desc d{};
+        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+        if (!std::strstr(d.schedule, "flat=1") || d.dtype != CONVBWD_F32) continue;
+        flat_kernels++;
+        const Device device = d.target == CONVBWD_TARGET_HOST     ? Device::Host
+                              : d.target == CONVBWD_TARGET_OPENCL ? Device::OpenCL
+                              : d.target == CONVBWD_TARGET_CUDA   ? Device::Cuda
+                                                                  : Device::AmdGpu;
+        std::string why;
+        if (!device_usable(device, &why)) {
+            MESSAGE("[SKIP] ", d.name, ": ", why);
+            continue;
+        }
+        const Layout layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
+        std::mt19937 rng(std::hash<std::string>{}(d.name));
+        for (bool dense_plane : {true, false})
+            for (float beta : {0.0f, 1.0f}) {
+                ConvProblem p{.N = 2, .C = 17, .H = 5, .W = 9, .K = 12, .R = 1, .S = 1, .G = 1, .pad_top = 0,
+                              .pad_bottom = 0, .pad_left = 0, .pad_right = 0, .dtype = DType::F32, .layout = layout};
+                p = with_derived_output(p);
+                const std::string kernel_name = d.name;
+                CAPTURE(kernel_name);
+                CAPTURE(dense_plane);
+                CAPTURE(beta);
+                const int64_t xd[4] = {p.N, p.C, p.H, p.W}, yd[4] = {p.N, p.K, p.P, p.Q};
+                PaddedTensor dy(yd, layout, dense_plane), dx(xd, layout, dense_plane);
+                HostTensor w(w_dims(p), DType::F32, layout);
+                w.fill_random_ints(rng);
+                std::uniform_int_distribution<int> small(-2, 2);
+                std::vector<float> dy_logical, prev;
+                dy.for_each([&](float &v, int64_t) { v = (float)small(rng), dy_logical.push_back(v); });
+                dx.for_each([&](float &v, int64_t) {
+                    v = beta == 0.0f ? std::nanf("") : (float)small(rng);
+                    prev.push_back(v);
+                });
+                std::vector<double> ref = ref_bwd_data(p, dy_logical, w.to_logical());
+                convbwd_problem cp = to_c(p);
+                convbwd_tensor tdy{dy.storage.data(), CONVBWD_F32, to_c(layout), {}};
+                convbwd_tensor tdx{dx.storage.data(), CONVBWD_F32, to_c(layout), {}};
+                std::copy(dy.strides, dy.strides + 4, tdy.strides);
+                std::copy(dx.strides, dx.strides + 4, tdx.strides);
+                convbwd_tensor tw = w.desc();
+                convbwd_exec exec{};
+                exec.kernel = d.name;
+                exec.target = d.target;
+                convbwd_status st;
+                if (device == Device::Host) {
+                    st = convbwd_bwd_data(&cp, &tdy, &tw, &tdx, 1.0f, beta, &exec);
+                } else {
+#ifdef CONVBWD_WITH_DEVICE_MEMORY
+                    DeviceKind kind = device == Device::Cuda     ? DeviceKind::Cuda
+                                      : device == Device::OpenCL ? DeviceKind::OpenCL
+                                                                 : DeviceKind::Hip;
+                    std::string err;
+                    const size_t ybytes = dy.storage.size() * 4, xbytes = dx.storage.size() * 4;
+                    auto ddy = DeviceBuffer::create(kind, ybytes, &err), ddx = DeviceBuffer::create(kind, xbytes, &err),
+                         dw = DeviceBuffer::create(kind, w.storage.size(), &err);
+                    REQUIRE_MESSAGE((ddy && ddx && dw), err);
+                    REQUIRE(ddy->upload(dy.storage.data(), ybytes));
+                    REQUIRE(ddx->upload(dx.storage.data(), xbytes));
+                    REQUIRE(dw->upload(w.storage.data(), w.storage.size()));
+                    tdy.data = ddy->handle(), tdx.data = ddx->handle(), tw.data = dw->handle();
+                    if (device == Device::OpenCL) exec.stream = opencl_queue();
+                    st = convbwd_bwd_data(&cp, &tdy, &tw, &tdx, 1.0f, beta, &exec);
+                    REQUIRE_MESSAGE((st != CONVBWD_SUCCESS || device_synchronize(kind, &err)), err);
+                    REQUIRE(ddx->download(dx.storage.data(), xbytes));
+#else
+                    FAIL("no device memory support in this test build");
+#endif
+                }
+                REQUIRE_MESSAGE(st == CONVBWD_SUCCESS, convbwd_last_error());
+                std::vector<bool> logical(dx.storage.size(), false);
+                int64_t bad = 0;
+                dx.for_each([&](float &v, int64_t i) {
+                    logical[(size_t)(&v - dx.storage.data())] = true;
+                    const double want = beta == 0.0f ? ref[(size_t)i] : ref[(size_t)i] + beta * prev[(size_t)i];
+                    if ((double)v != want) bad++;
+                });
+                CHECK_MESSAGE(bad == 0, bad, " of ", ref.size(), " dx elements differ from the reference");
+                int64_t touched = 0;
+                for (size_t i = 0; i < dx.storage.size(); i++)
+                    if (!logical[i] && dx.storage[i] != PaddedTensor::kSentinel) touched++;
+                CHECK_MESSAGE(touched == 0, touched, " padding elements of dx were written");
+            }
+    }
+    MESSAGE(flat_kernels, " flat kernels");
 }
 }

@@ -198,6 +198,17 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     make_view(args[0], p.dtype, p.layout, &a);
     make_view(args[1], p.dtype, p.layout, &b);
     make_view(args[2], p.dtype, p.layout, &out);
+    // Kernels built for it (flat) see a pointwise stride-1 problem with dense dy and dx planes as
+    // one row of H*W columns: late layers' rows of 7 or 14 columns would leave most of a block's
+    // column threads idle.
+    auto plane_dense = [](const HalideView &v) {
+        return (int64_t)v.dim[1].stride == (int64_t)v.dim[0].extent * v.dim[0].stride;
+    };
+    if (dir == Direction::BwdData && flattens_pointwise_plane(*k, p) && plane_dense(a) && plane_dense(out))
+        for (HalideView *v : {&a, &out}) {
+            v->dim[0].extent *= v->dim[1].extent;
+            v->dim[1].extent = 1;
+        }
     HalideView prev = out;  // out is read (as prev) only when beta != 0
     prev.buf.dim = prev.dim;
     CallContext ctx;

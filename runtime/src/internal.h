@@ -44,6 +44,10 @@ int64_t workspace_bytes(const KernelInfo &k, const ConvProblem &p);
 int64_t weight_max_splits(const KernelInfo &k, const ConvProblem &p);
 int64_t weight_splits(const KernelInfo &k, const ConvProblem &p);
 
+// Whether kernel k sees problem p's spatial plane as one row (BwdDataGpuParams::flat): a pointwise
+// stride-1 unpadded problem, P x Q = H x W. The caller still checks that the planes are dense.
+bool flattens_pointwise_plane(const KernelInfo &k, const ConvProblem &p);
+
 // The registry, in kernel-list order (= dispatch priority).
 const KernelInfo *kernels_begin();
 const KernelInfo *kernels_end();

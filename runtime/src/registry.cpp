@@ -63,6 +63,12 @@ int64_t weight_max_splits(const KernelInfo &k, const ConvProblem &p) {
     return std::max<int64_t>(1, std::min({want, by_workspace, rows}));
 }
 
+bool flattens_pointwise_plane(const KernelInfo &k, const ConvProblem &p) {
+    if (k.dir != Direction::BwdData || k.device == Device::Host) return false;
+    return parse_schedule<BwdDataGpuParams>(k).flat && p.R == 1 && p.S == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+           p.pad_top == 0 && p.pad_bottom == 0 && p.pad_left == 0 && p.pad_right == 0;
+}
+
 int64_t weight_splits(const KernelInfo &k, const ConvProblem &p) {
     return wgrad_splits((int64_t)p.N * p.P, weight_max_splits(k, p));
 }
