@@ -448,3 +448,15 @@ conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE s1 FILTER k3 ON gpu TAG 
 # 32-byte sector (4 columns fill half of one); 0.50 against 0.59 (sweep of 07:54 UTC).
 conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c4x8sf BASELINE SKIP_ON opencl amdgpu
             SCHEDULE tile_c=4 tile_x=8 threads_c=16 threads_x=8 stage=1 flat=1)
+# NCHW pointwise stride 1 as a GEMM per image (dx = w^T dy over H*W columns, flat=1) with larger
+# register tiles: read in place with 8x8 or 16x4 (channels x columns), staged with 8x4. Sweep of
+# 09:46 UTC, 2026-11-23: 16x4 wins by 31% where C >= 2K and loses to 0.18 where K >= 4C; 8x8
+# 0.50, staged 8x4 0.42, against the default's 0.57 (docs/PERFORMANCE.md).
+foreach (t IN ITEMS "8;8" "16;4")
+    list(GET t 0 tc)
+    list(GET t 1 tx)
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c${tc}x${tx}f BASELINE
+                SKIP_ON opencl amdgpu SCHEDULE tile_c=${tc} tile_x=${tx} threads_c=16 threads_x=8 flat=1)
+endforeach ()
+conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c8x4sf BASELINE SKIP_ON opencl amdgpu
+            SCHEDULE tile_c=8 tile_x=4 threads_c=16 threads_x=8 stage=1 flat=1)
