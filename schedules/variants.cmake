@@ -400,8 +400,11 @@ endforeach ()
 # copy, rows of few column tiles on 8, 4 or 2 column threads), the other tiles of the sweep of
 # 15:43 UTC: pointwise stride 1 with the plane as one row of H*W columns (f: flat=1, read by the
 # runtime), 4x4 tiles (1x1 stride 2; 3x3 with the taps unrolled, u), the stem with 3 channels x
-# 4 or 8 columns per thread (l1: in NCHW a warp's dy loads run along its columns).
-foreach (t IN ITEMS "4;4" "8;4" "4;8")
+# 4 or 8 columns per thread (l1: in NCHW a warp's dy loads run along its columns). The pointwise
+# class is a GEMM per image (dx = w^T dy over H*W columns); its 8x8 and 16x4 tiles are from the
+# sweep of 09:46 UTC, 2026-11-23: 16x4 wins by 31% where C >= 2K and falls to 0.18 where K >= 4C;
+# 8x8 0.50 against the default's 0.57 (docs/PERFORMANCE.md).
+foreach (t IN ITEMS "4;4" "8;4" "4;8" "8;8" "16;4")
     list(GET t 0 tc)
     list(GET t 1 tx)
     conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c${tc}x${tx}f BASELINE
@@ -448,15 +451,7 @@ conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE s1 FILTER k3 ON gpu TAG 
 # 32-byte sector (4 columns fill half of one); 0.50 against 0.59 (sweep of 07:54 UTC).
 conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c4x8sf BASELINE SKIP_ON opencl amdgpu
             SCHEDULE tile_c=4 tile_x=8 threads_c=16 threads_x=8 stage=1 flat=1)
-# NCHW pointwise stride 1 as a GEMM per image (dx = w^T dy over H*W columns, flat=1) with larger
-# register tiles: read in place with 8x8 or 16x4 (channels x columns), staged with 8x4. Sweep of
-# 09:46 UTC, 2026-11-23: 16x4 wins by 31% where C >= 2K and loses to 0.18 where K >= 4C; 8x8
-# 0.50, staged 8x4 0.42, against the default's 0.57 (docs/PERFORMANCE.md).
-foreach (t IN ITEMS "8;8" "16;4")
-    list(GET t 0 tc)
-    list(GET t 1 tx)
-    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c${tc}x${tx}f BASELINE
-                SKIP_ON opencl amdgpu SCHEDULE tile_c=${tc} tile_x=${tx} threads_c=16 threads_x=8 flat=1)
-endforeach ()
+# NCHW pointwise stride 1 staged with 8x4 tiles (sweep of 09:46 UTC, 2026-11-23: 0.42 against the
+# default's 0.57; the in-place 8x8 and 16x4 tiles are in the loop above).
 conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c8x4sf BASELINE SKIP_ON opencl amdgpu
             SCHEDULE tile_c=8 tile_x=4 threads_c=16 threads_x=8 stage=1 flat=1)
