@@ -16,11 +16,19 @@ public:
     GeneratorParam<int> unroll_taps{"unroll_taps", BwdDataGpuParams{}.unroll_taps, 0, 1};
     GeneratorParam<int> narrow{"narrow", BwdDataGpuParams{}.narrow, 0, 1};
     GeneratorParam<int> flat{"flat", BwdDataGpuParams{}.flat, 0, 1};  // read by the runtime
+    GeneratorParam<int> vec{"vec", BwdDataGpuParams{}.vec, 1, 4};
 
     void generate() {
         ConvArgs args = bwd_data_args();
         BwdDataGraph g = build_bwd_data(args);
-        BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x, stage, first_layer, unroll_taps, narrow, flat};
+        BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x, stage, first_layer, unroll_taps, narrow, flat, vec};
+        if (p.vec > 1) {
+            // dx's channels (C) and w's (C / groups) a multiple of the vector: every channel
+            // tile then starts at a multiple of it, which Halide sees (the extent symbols become
+            // (e / vec) * vec, checked on entry; the dispatcher checks first).
+            out->dim(2).set_extent((out->dim(2).extent() / p.vec) * p.vec);
+            b->dim(2).set_extent((b->dim(2).extent() / p.vec) * p.vec);
+        }
         schedule_bwd_data_gpu(g, p, args, layout, stride_class, filter_class);
     }
 };

@@ -11,10 +11,13 @@ namespace {
 // The `stage` parameter: f (an input view, dims (w, h, channels, n)) computed once into device
 // memory with channels innermost, so the main kernel's channel-contiguous register tiles read it
 // contiguously in either layout; its zero border (padding) is part of the computed region. One
-// memory-bound pass, threads along channels so the copy's stores are contiguous.
-void stage_channels_innermost(Func f) {
+// memory-bound pass, threads along channels so the copy's stores are contiguous. vec > 1: its
+// channel rows start and have a length at multiples of vec, so that channel tiles starting at
+// multiples of vec load as aligned vectors.
+void stage_channels_innermost(Func f, int vec = 1) {
     std::vector<Var> v = f.args();
     Var co("co"), ci("ci"), wo("wo"), wi("wi"), hn("hn");
+    if (vec > 1) f.align_bounds(v[2], vec).align_storage(v[2], vec);
     f.compute_root()
         .reorder_storage(v[2], v[0], v[1], v[3])
         .reorder(v[2], v[0], v[1], v[3])
@@ -39,8 +42,13 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     // Threads along the layout's dense dim, so a warp's loads and stores are contiguous; with
     // staged (channels-innermost) inputs that is the channel dim in either layout.
     const bool nhwc = layout == Layout::NHWC || p.stage;
-    if (p.stage)
-        for (Func f : {g.dy_f, g.w_f}) stage_channels_innermost(f);
+    // vec: w's channels as vectors (its staged copy aligned; the generator requires C % vec == 0,
+    // so the channel tiles, ShiftInwards included, start at multiples of vec).
+    const bool vec = p.vec > 1 && p.stage;
+    if (p.stage) {
+        stage_channels_innermost(g.dy_f);
+        stage_channels_innermost(g.w_f, vec ? p.vec : 1);
+    }
     const int t_c = nhwc ? p.threads_c : p.threads_x, t_x = nhwc ? p.threads_x : p.threads_c;
 
     // Tile shapes, first match wins (the conditions are built below, one per shape):
@@ -142,7 +150,9 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     // A thread's tile spans one row, one phase and one image; say so, since Halide cannot see
     // through the fused block index that these extents are 1.
     g.acc.bound_extent(g.my, 1).bound_extent(n, 1);
-    g.acc.store_in(MemoryType::Register).unroll(c).unroll(g.mx);
+    g.acc.store_in(MemoryType::Register).unroll(g.mx);
+    if (vec) g.acc.vectorize(c);
+    else g.acc.unroll(c);
     if (p.unroll_taps && fc != FilterClass::Any) {
         // A compile-time filter's taps along x unrolled inside the k loop: the columns of a tile
         // and its taps read overlapping dy (column m, tap j reads m - j), loaded once.
@@ -152,10 +162,9 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     } else {
         g.acc.update().reorder(c, g.mx, g.phx, g.r.x, g.r.y, g.r.z, g.my, g.phy, n);
     }
-    g.acc.update()
-        .unroll(c)
-        .unroll(g.mx)
-        .unroll(g.phx);
+    g.acc.update().unroll(g.mx).unroll(g.phx);
+    if (vec) g.acc.update().vectorize(c);
+    else g.acc.update().unroll(c);
     g.acc.update().specialize(a.groups == 1);
 }
 

@@ -62,6 +62,10 @@ struct BwdDataGpuParams {
     int flat = 0;        // {0, 1}: read by the runtime: 1 = a pointwise stride-1 problem (1x1
                          // filter, no padding) whose dy and dx planes are dense is presented to the
                          // kernel as one row of H*W columns per channel and image (no short rows)
+    int vec = 1;         // {1, 4}: 4 = w's channels loaded as 16-byte vectors from its staged copy
+                         // (needs stage=1 and tile_c % 4 == 0; tiles along channels then never
+                         // shift, so the kernel requires C and C / groups multiples of 4, which
+                         // the dispatcher checks); 1 = scalar loads
     template <class Self, class F>
     static void visit(Self &&s, F f) {
         f(s.tile_c, "tile_c");
@@ -73,6 +77,7 @@ struct BwdDataGpuParams {
         f(s.unroll_taps, "unroll_taps");
         f(s.narrow, "narrow");
         f(s.flat, "flat");
+        f(s.vec, "vec");
     }
 };
 

@@ -142,6 +142,14 @@ foreach (layout IN ITEMS nhwc nchw)
             set(ctag c8x7)
             set(csched tile_c=8 tile_x=7 ${base})
         endif ()
+        if (layout STREQUAL "nchw" AND sf STREQUAL "s1;k3")
+            # CUDA: w's channels as 16-byte vectors (vec=4, where C % 4 == 0; the kernel below
+            # takes the rest): the 28-, 14- and 7-wide layers 0.32 / 0.31 / 0.24 -> 0.35 / 0.39 /
+            # 0.37, the 56-wide 0.60 -> 0.45 (sweep of 10:35 UTC, 2026-11-23; the tuned table
+            # takes c4x7u there). OpenCL C has no 28-wide register vector: CUDA only.
+            conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x7suv
+                        SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_x=7 ${base} stage=1 unroll_taps=1 vec=4)
+        endif ()
         if (ctag STREQUAL atag AND csched STREQUAL asched)
             conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG ${ctag}
                         SCHEDULE ${csched})
@@ -455,3 +463,37 @@ conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c4
 # default's 0.57; the in-place 8x8 and 16x4 tiles are in the loop above).
 conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c8x4sf BASELINE SKIP_ON opencl amdgpu
             SCHEDULE tile_c=8 tile_x=4 threads_c=16 threads_x=8 stage=1 flat=1)
+# NCHW backward-data staged with w's channels loaded as 16-byte vectors (vec=4, tag v: the staged
+# copy aligned, the kernel requires C % 4 == 0): a thread's tile_c scalar loads of w spread over
+# tile_c * 4 bytes x 32 threads, i.e. tile_c cache lines per load instruction; one vector load
+# reads the same lines once. Sweep of 10:35 UTC, 2026-11-23 (docs/results/h100-2026-11-23-1035-*):
+# 3x3 stride 1 with 4x7 tiles won (the default above); 1x1 4x4 0.54 against 0.58 with scalar
+# loads, 1x1 stride 2 4x4 0.28 against 0.25 (0.42 against 0.24 at 14x14, a tuned row); 8-channel
+# tiles collapse to 0.03-0.09: their accumulators, an 8-wide register vector, go to local memory
+# (ptxas: a 256-384 byte local depot; the 4-channel ones have none).
+foreach (t IN ITEMS "s1;k1;4;4;f" "s1;k1;8;4;f" "s1;k1;4;8;f" "s1;k1;4;7;f" "s1;k3;8;7;u" "s2;k3;4;4;u" "s2;k3;4;7;u"
+                   "s2;k1;4;4;" "s2;k1;8;4;" "s2;k1;4;7;")
+    list(GET t 0 s)
+    list(GET t 1 f)
+    list(GET t 2 tc)
+    list(GET t 3 tx)
+    list(GET t 4 opt)
+    set(extra "")
+    if (opt STREQUAL "f")
+        set(extra flat=1)
+    elseif (opt STREQUAL "u")
+        set(extra unroll_taps=1)
+    endif ()
+    # OpenCL (PoCL in CI) runs the 4x4 pointwise one, so that the vector path is
+    # tested where there is no CUDA device (4x7 is a float32x28 register vector, which OpenCL C lacks).
+    set(skip opencl amdgpu)
+    if (t STREQUAL "s1;k1;4;4;f")
+        set(skip amdgpu)
+    endif ()
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE ${s} FILTER ${f} ON gpu TAG c${tc}x${tx}s${opt}v BASELINE
+                SKIP_ON ${skip} SCHEDULE tile_c=${tc} tile_x=${tx} threads_c=16 threads_x=8 stage=1 vec=4 ${extra})
+endforeach ()
+# The same 7-column pointwise tile with scalar loads (every ResNet-50 plane, 3136 to 49 columns
+# when flat, is a whole number of 7-column tiles).
+conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c4x7sf BASELINE SKIP_ON opencl amdgpu
+            SCHEDULE tile_c=4 tile_x=7 threads_c=16 threads_x=8 stage=1 flat=1)

@@ -5,6 +5,7 @@
 #   run: bash scripts/gpu_run.sh   (writes logs and JSON rows to $OUT, prints a table last)
 #   MODE=iree: cuda conformance, then only the iree_strided shapes against cuDNN and scatter
 #   MODE=opencl: cuda and opencl conformance and the ncu profiles only (NCU=0: none)
+#   CUDA_TESTS: the cuda conformance's doctest test cases (default: every cuda kernel, flat*, vec:*)
 #   SKIP_CONFORMANCE=1, SKIP_CHECKS=1, OPENCL_TIMEOUT=1: leave out the cuda conformance, the host
 #               suites and memcheck, the opencl conformance (a 600 s call fits the benchmarks)
 #   MODE=sweep: cuda conformance (SKIP_CONFORMANCE=1: none), the f32 kernels matching $SWEEP
@@ -30,7 +31,7 @@ date -u | tee -a "$out/device.txt"
 step() { echo "== $*"; }
 if [ "${SKIP_CONFORMANCE:-0}" != 1 ]; then  # a second sweep in the same session may skip it
   step "conformance: cuda kernels vs reference"
-  timeout ${CUDA_TIMEOUT:-360} "$bin/convbwd_tests" --test-suite=kernels "--test-case=*_cuda_*,flat*" > "$out/test_cuda.log" 2>&1; echo "rc=$?"; tail -3 "$out/test_cuda.log"
+  timeout ${CUDA_TIMEOUT:-360} "$bin/convbwd_tests" --test-suite=kernels "--test-case=${CUDA_TESTS:-*_cuda_*,flat*,vec:*}" > "$out/test_cuda.log" 2>&1; echo "rc=$?"; tail -3 "$out/test_cuda.log"
 fi
 if [ "${MODE:-all}" = iree ]; then  # a short session: the strided shapes only
   for peer in cudnn scatter; do

@@ -81,6 +81,18 @@ struct PaddedTensor {
     }
 };
 
+// Kernel d's device; false, with a [SKIP] message, where that device is not usable here.
+bool usable_kernel(const convbwd_kernel_desc &d, Device *device) {
+    *device = d.target == CONVBWD_TARGET_HOST     ? Device::Host
+              : d.target == CONVBWD_TARGET_OPENCL ? Device::OpenCL
+              : d.target == CONVBWD_TARGET_CUDA   ? Device::Cuda
+                                                  : Device::AmdGpu;
+    std::string why;
+    if (device_usable(*device, &why)) return true;
+    MESSAGE("[SKIP] ", std::string(d.name), ": ", why);
+    return false;
+}
+
 }  // namespace
 
 TEST_SUITE("kernels") {
@@ -114,20 +126,16 @@ TEST_CASE("flat backward-data kernels on padded strides") {
         REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
         if (!std::strstr(d.schedule, "flat=1") || d.dtype != CONVBWD_F32) continue;
         flat_kernels++;
-        const Device device = d.target == CONVBWD_TARGET_HOST     ? Device::Host
-                              : d.target == CONVBWD_TARGET_OPENCL ? Device::OpenCL
-                              : d.target == CONVBWD_TARGET_CUDA   ? Device::Cuda
-                                                                  : Device::AmdGpu;
-        std::string why;
-        if (!device_usable(device, &why)) {
-            MESSAGE("[SKIP] ", d.name, ": ", why);
-            continue;
-        }
+        Device device;
+        if (!usable_kernel(d, &device)) continue;
         const Layout layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
         std::mt19937 rng(std::hash<std::string>{}(d.name));
         for (bool dense_plane : {true, false})
             for (float beta : {0.0f, 1.0f}) {
-                ConvProblem p{.N = 2, .C = 17, .H = 5, .W = 9, .K = 12, .R = 1, .S = 1, .G = 1, .pad_top = 0,
+                // 17 channels: a channel tail; a kernel loading channels as vectors of 4 needs a
+                // multiple of 4 (20: a tail for its 8-channel tiles).
+                const int C = std::strstr(d.schedule, "vec=4") ? 20 : 17;
+                ConvProblem p{.N = 2, .C = C, .H = 5, .W = 9, .K = 12, .R = 1, .S = 1, .G = 1, .pad_top = 0,
                               .pad_bottom = 0, .pad_left = 0, .pad_right = 0, .dtype = DType::F32, .layout = layout};
                 p = with_derived_output(p);
                 const std::string kernel_name = d.name;
@@ -196,5 +204,43 @@ TEST_CASE("flat backward-data kernels on padded strides") {
             }
     }
     MESSAGE(flat_kernels, " flat kernels");
+}
+
+// Kernels that load channels as vectors (vec=4): their channel tiles must start at multiples of
+// 4 (tails shifted inwards included) and groups must not break that: channel counts with and
+// without a tile tail, rows with and without a column tail, two groups, both strides and filters
+// of their classes, beta 0 and != 0.
+TEST_CASE("vec: channel-vector backward-data kernels over channel, column and group tails") {
+    int vec_kernels = 0;
+    for (int i = 0; i < convbwd_kernel_count(); i++) {
+        convbwd_kernel_desc d{};
+        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+        if (!std::strstr(d.schedule, "vec=4") || d.direction != CONVBWD_BWD_DATA) continue;
+        vec_kernels++;
+        Device device;
+        if (!usable_kernel(d, &device)) continue;
+        const int R = std::string(d.filter_class) == "k1" ? 1 : 3, stride = std::string(d.stride_class) == "s2" ? 2 : 1;
+        std::mt19937 rng(std::hash<std::string>{}(d.name));
+        int tested = 0;
+        for (int C : {4, 12, 24, 36})
+            for (int W : {7, 16})
+                for (int G : {1, 2}) {
+                    if ((C / G) % 4 != 0) continue;
+                    ConvProblem p{.N = 2, .C = C, .H = 6, .W = W, .K = 6 * G, .R = R, .S = R, .G = G,
+                                  .pad_top = R / 2, .pad_bottom = R / 2, .pad_left = R / 2, .pad_right = R / 2,
+                                  .stride_h = stride, .stride_w = stride, .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
+                    p = with_derived_output(p);
+                    CAPTURE(describe(p, Direction::BwdData));
+                    const float beta = tested % 2 ? -2.0f : 0.0f;
+                    CAPTURE(beta);
+                    RunResult r = run_against_reference(p, Direction::BwdData, d.name, rng, 1.0f, beta, device);
+                    REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
+                    CHECK_MESSAGE(r.verify.unwritten == 0, r.verify.unwritten, " elements not written; ", r.verify.first_bad);
+                    CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
+                    tested++;
+                }
+        CHECK(tested > 0);
+    }
+    MESSAGE(vec_kernels, " channel-vector kernels");
 }
 }

@@ -54,6 +54,11 @@ std::string cannot_implement(const KernelInfo &k, const Query &q) {
         return std::string("filter_class ") + to_string(k.filter) + ", problem filter " + dims(p.R, p.S) + " pad " +
                std::to_string(p.pad_top) + "," + std::to_string(p.pad_bottom) + "," + std::to_string(p.pad_left) +
                "," + std::to_string(p.pad_right) + " dilation " + dims(p.dilation_h, p.dilation_w);
+    const int v = channel_vector(k);
+    if (v > 1 && (p.C % v != 0 || (p.C / p.G) % v != 0))
+        return "channels: c = " + std::to_string(p.C) + ", groups = " + std::to_string(p.G) +
+               "; the kernel loads channels as vectors of " + std::to_string(v) + " (c and c / groups multiples of " +
+               std::to_string(v) + ")";
     return {};
 }
 

@@ -47,6 +47,9 @@ int64_t weight_splits(const KernelInfo &k, const ConvProblem &p);
 // Whether kernel k sees problem p's spatial plane as one row (BwdDataGpuParams::flat): a pointwise
 // stride-1 unpadded problem, P x Q = H x W. The caller still checks that the planes are dense.
 bool flattens_pointwise_plane(const KernelInfo &k, const ConvProblem &p);
+// The channel vector of kernel k (BwdDataGpuParams::vec): k requires C and C / groups to be
+// multiples of it (1: any).
+int channel_vector(const KernelInfo &k);
 
 // The registry, in kernel-list order (= dispatch priority).
 const KernelInfo *kernels_begin();

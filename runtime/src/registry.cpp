@@ -69,6 +69,11 @@ bool flattens_pointwise_plane(const KernelInfo &k, const ConvProblem &p) {
            p.pad_top == 0 && p.pad_bottom == 0 && p.pad_left == 0 && p.pad_right == 0;
 }
 
+int channel_vector(const KernelInfo &k) {
+    if (k.dir != Direction::BwdData || k.device == Device::Host) return 1;
+    return std::max(1, parse_schedule<BwdDataGpuParams>(k).vec);
+}
+
 int64_t weight_splits(const KernelInfo &k, const ConvProblem &p) {
     return wgrad_splits((int64_t)p.N * p.P, weight_max_splits(k, p));
 }
