@@ -11,7 +11,7 @@ public:
     GeneratorParam<int> tile_x{"tile_x", BwdDataGpuParams{}.tile_x, 1, 16};
     GeneratorParam<int> threads_c{"threads_c", BwdDataGpuParams{}.threads_c, 1, 1024};
     GeneratorParam<int> threads_x{"threads_x", BwdDataGpuParams{}.threads_x, 1, 1024};
-    GeneratorParam<int> stage{"stage", BwdDataGpuParams{}.stage, 0, 1};
+    GeneratorParam<int> stage{"stage", BwdDataGpuParams{}.stage, 0, 2};
     GeneratorParam<int> first_layer{"first_layer", BwdDataGpuParams{}.first_layer, 0, 1};
     GeneratorParam<int> unroll_taps{"unroll_taps", BwdDataGpuParams{}.unroll_taps, 0, 1};
     GeneratorParam<int> narrow{"narrow", BwdDataGpuParams{}.narrow, 0, 1};

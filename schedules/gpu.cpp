@@ -1,6 +1,7 @@
 // GPU schedules (CUDA PTX, OpenCL C; the AMDGPU code objects are this OpenCL C compiled by
 // clang). Register tiles per thread, inputs optionally staged channels-innermost in global
-// memory (stage), no shared memory yet: measured against cuDNN in docs/PERFORMANCE.md.
+// memory (stage; stage=2 copies through a shared-memory tile, the only use of shared memory so
+// far): measured against cuDNN in docs/PERFORMANCE.md.
 #include "schedules.h"
 
 using namespace Halide;
@@ -25,6 +26,37 @@ void stage_channels_innermost(Func f, int vec = 1) {
         .fuse(v[1], v[3], hn)
         .gpu_blocks(hn);
 }
+
+// stage=2: the same copy through a shared-memory tile of 32 channels x 32 columns per block. The
+// tile is read along the columns (threads along w: a warp reads whole 32-byte sectors of an NCHW
+// input) and written along the channels; the direct copy above reads along the channels, 4 bytes
+// of each sector per thread (ncu: 148 us for a 103 MB dy, 97% L1 busy, where 206 MB at the
+// measured 2.97 TB/s take 70 us). On the H100 the whole layer came out 2-15% slower with it
+// (docs/PERFORMANCE.md, 2026-11-23): a named candidate for other devices and for autotuning.
+void stage_channels_innermost_shared(Func f) {
+    std::vector<Var> v = f.args();
+    Func t = f.in();
+    std::vector<Var> tv = t.args();
+    Var co("co"), ci("ci"), wo("wo"), wi("wi"), wt("wt"), wu("wu"), hn("hn"), ct("ct"), cu("cu");
+    t.compute_root()
+        .reorder_storage(tv[2], tv[0], tv[1], tv[3])
+        .tile(tv[2], tv[0], co, wo, ci, wi, 32, 32, TailStrategy::GuardWithIf)
+        .split(wi, wt, wu, 4, TailStrategy::GuardWithIf)
+        .reorder(wu, ci, wt, co, wo, tv[1], tv[3])
+        .fuse(tv[1], tv[3], hn)
+        .gpu_blocks(co, wo, hn)
+        .gpu_threads(ci, wt)
+        .unroll(wu);
+    // Rows of 33 floats: t reads a column of the tile (one channel per thread), which with rows of
+    // 32 would put all 32 threads of a warp on one shared-memory bank.
+    f.compute_at(t, co)
+        .store_in(MemoryType::GPUShared)
+        .align_storage(v[0], 33)
+        .split(v[2], ct, cu, 4, TailStrategy::GuardWithIf)
+        .reorder(cu, v[0], ct, v[1], v[3])
+        .gpu_threads(v[0], ct)
+        .unroll(cu);
+}
 }  // namespace
 
 // Register tiles must have a constant size, so the per-thread split shifts its last tile inwards
@@ -46,7 +78,8 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     // so the channel tiles, ShiftInwards included, start at multiples of vec).
     const bool vec = p.vec > 1 && p.stage;
     if (p.stage) {
-        stage_channels_innermost(g.dy_f);
+        if (p.stage == 2 && layout == Layout::NCHW) stage_channels_innermost_shared(g.dy_f);
+        else stage_channels_innermost(g.dy_f);
         stage_channels_innermost(g.w_f, vec ? p.vec : 1);
     }
     const int t_c = nhwc ? p.threads_c : p.threads_x, t_x = nhwc ? p.threads_x : p.threads_c;

@@ -47,9 +47,10 @@ struct BwdDataGpuParams {
     int tile_x = 4;      // [1..8] output columns (per stride phase) per thread (registers)
     int threads_c = 16;  // {8, 16, 32, 64} threads along the channel tiles
     int threads_x = 8;   // {2, 4, 8, 16} threads along the column tiles; (A) tile_c*tile_x <= 64
-    int stage = 0;       // {0, 1}: 1 = dy and w are first copied with channels innermost (dy with
-                         // its zero border materialised) and threads run along channels whatever
-                         // the layout; 0 = read in place
+    int stage = 0;       // {0, 1, 2}: 1 = dy and w are first copied with channels innermost (dy
+                         // with its zero border materialised) and threads run along channels
+                         // whatever the layout; 2 = the same, NCHW dy copied through a
+                         // shared-memory tile (coalesced on both sides); 0 = read in place
     int first_layer = 0; // {0, 1}: 1 = a 3- or 4-channel dx (a network's first layer) gets all 3
                          // channels x tile_x columns per thread, threads along columns (one w load
                          // serves tile_x FMAs, one dy load 3); 0 = one channel per thread, 4

@@ -463,37 +463,68 @@ conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c4
 # default's 0.57; the in-place 8x8 and 16x4 tiles are in the loop above).
 conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c8x4sf BASELINE SKIP_ON opencl amdgpu
             SCHEDULE tile_c=8 tile_x=4 threads_c=16 threads_x=8 stage=1 flat=1)
-# NCHW backward-data staged with w's channels loaded as 16-byte vectors (vec=4, tag v: the staged
-# copy aligned, the kernel requires C % 4 == 0): a thread's tile_c scalar loads of w spread over
-# tile_c * 4 bytes x 32 threads, i.e. tile_c cache lines per load instruction; one vector load
-# reads the same lines once. Sweep of 10:35 UTC, 2026-11-23 (docs/results/h100-2026-11-23-1035-*):
-# 3x3 stride 1 with 4x7 tiles won (the default above); 1x1 4x4 0.54 against 0.58 with scalar
-# loads, 1x1 stride 2 4x4 0.28 against 0.25 (0.42 against 0.24 at 14x14, a tuned row); 8-channel
-# tiles collapse to 0.03-0.09: their accumulators, an 8-wide register vector, go to local memory
-# (ptxas: a 256-384 byte local depot; the 4-channel ones have none).
-foreach (t IN ITEMS "s1;k1;4;4;f" "s1;k1;8;4;f" "s1;k1;4;8;f" "s1;k1;4;7;f" "s1;k3;8;7;u" "s2;k3;4;4;u" "s2;k3;4;7;u"
-                   "s2;k1;4;4;" "s2;k1;8;4;" "s2;k1;4;7;")
-    list(GET t 0 s)
-    list(GET t 1 f)
-    list(GET t 2 tc)
-    list(GET t 3 tx)
-    list(GET t 4 opt)
-    set(extra "")
-    if (opt STREQUAL "f")
-        set(extra flat=1)
-    elseif (opt STREQUAL "u")
-        set(extra unroll_taps=1)
+# Named NCHW backward-data candidates (CUDA; OpenCL too where the last field is 1, so that PoCL
+# runs that code path in CI): "stride;filter;tile_c;tile_x;opt;stage;vec;opencl", opt f = flat=1,
+# u = unroll_taps=1; stage 1 (tag s) or 2 (tag m); vec v = vec=4 (tag v).
+macro(nchw_dgrad_candidate spec)
+    set(_c "${spec}")
+    list(GET _c 0 _s)
+    list(GET _c 1 _f)
+    list(GET _c 2 _tc)
+    list(GET _c 3 _tx)
+    list(GET _c 4 _opt)
+    list(GET _c 5 _stage)
+    list(GET _c 6 _v)
+    list(GET _c 7 _ocl)
+    set(_extra "")
+    if (_opt STREQUAL "f")
+        set(_extra flat=1)
+    elseif (_opt STREQUAL "u")
+        set(_extra unroll_taps=1)
     endif ()
-    # OpenCL (PoCL in CI) runs the 4x4 pointwise one, so that the vector path is
-    # tested where there is no CUDA device (4x7 is a float32x28 register vector, which OpenCL C lacks).
-    set(skip opencl amdgpu)
-    if (t STREQUAL "s1;k1;4;4;f")
-        set(skip amdgpu)
+    if (_v STREQUAL "v")
+        list(APPEND _extra vec=4)
     endif ()
-    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE ${s} FILTER ${f} ON gpu TAG c${tc}x${tx}s${opt}v BASELINE
-                SKIP_ON ${skip} SCHEDULE tile_c=${tc} tile_x=${tx} threads_c=16 threads_x=8 stage=1 vec=4 ${extra})
+    set(_stag s)
+    if (_stage STREQUAL "2")
+        set(_stag m)
+    endif ()
+    set(_skip opencl amdgpu)
+    if (_ocl STREQUAL "1")
+        set(_skip amdgpu)
+    endif ()
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE ${_s} FILTER ${_f} ON gpu TAG c${_tc}x${_tx}${_stag}${_opt}${_v}
+                BASELINE SKIP_ON ${_skip} SCHEDULE tile_c=${_tc} tile_x=${_tx} threads_c=16 threads_x=8 stage=${_stage}
+                ${_extra})
+endmacro()
+
+# Staged with w's channels loaded as 16-byte vectors (vec=4, tag v: the staged copy aligned, the
+# kernel requires C % 4 == 0): a thread's tile_c scalar loads of w spread over tile_c * 4 bytes x
+# 32 threads, i.e. tile_c cache lines per load instruction; one vector load reads the same lines
+# once. Sweep of 10:35 UTC, 2026-11-23 (docs/results/h100-2026-11-23-1035-*): 3x3 stride 1 with
+# 4x7 tiles won (the default above); 1x1 4x4 0.54 against 0.58 with scalar loads, 1x1 stride 2
+# 4x4 0.28 against 0.25 (0.42 against 0.24 at 14x14, a tuned row); 8-channel tiles collapse to
+# 0.03-0.09: their accumulators, an 8-wide register vector, go to local memory (ptxas: a 256-384
+# byte local depot; the 4-channel ones have none). OpenCL C has no 28-wide vector (4x7 tiles):
+# OpenCL builds the 4x4 pointwise one only.
+foreach (t IN ITEMS "s1;k1;4;4;f;1;v;1" "s1;k1;8;4;f;1;v;0" "s1;k1;4;8;f;1;v;0" "s1;k1;4;7;f;1;v;0"
+                   "s1;k3;8;7;u;1;v;0" "s2;k3;4;4;u;1;v;0" "s2;k3;4;7;u;1;v;0" "s2;k1;4;4;;1;v;0"
+                   "s2;k1;8;4;;1;v;0" "s2;k1;4;7;;1;v;0"
+                   # The same 7-column pointwise tile with scalar loads (every ResNet-50 plane,
+                   # 3136 to 49 columns when flat, is a whole number of 7-column tiles).
+                   "s1;k1;4;7;f;1;;0")
+    nchw_dgrad_candidate("${t}")
 endforeach ()
-# The same 7-column pointwise tile with scalar loads (every ResNet-50 plane, 3136 to 49 columns
-# when flat, is a whole number of 7-column tiles).
-conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c4x7sf BASELINE SKIP_ON opencl amdgpu
-            SCHEDULE tile_c=4 tile_x=7 threads_c=16 threads_x=8 stage=1 flat=1)
+# dy copied channels-innermost through a shared-memory tile (stage=2, tag m): the direct copy
+# (stage=1) was a third of the 64->256 pointwise layer's time under ncu (10:55 UTC, 2026-11-23:
+# 148 us of 440, 97% L1 busy). It lost: sweep of 11:08 (rows of 33 floats, no bank conflicts)
+# 0.576 against 0.594 (1x1), 0.413 against 0.423 (3x3 stride 1), 0.364 against 0.360 (3x3 stride
+# 2); 8x4, 8x7 and vector 4x4 stride-2 tiles lost more at 10:59.
+foreach (t IN ITEMS "s1;k1;4;4;f;2;;1" "s1;k3;4;7;u;2;v;0" "s2;k3;4;4;u;2;;0")
+    nchw_dgrad_candidate("${t}")
+endforeach ()
+# NCHW 1x1 stride 2 read in place with 16 channels x 4 columns per thread (the pointwise class's
+# c16x4f tile on the stride phase): 0.97 ms against 1.11 at 56x56 (a tuned row), 0.92 / 1.32
+# against 0.92 / 1.29 on the others (sweep of 10:59 UTC, 2026-11-23).
+conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s2 FILTER k1 ON gpu TAG c16x4 BASELINE SKIP_ON opencl amdgpu
+            SCHEDULE tile_c=16 tile_x=4 threads_c=16 threads_x=8)

@@ -74,7 +74,7 @@ step "dispatch + regressions on the host build in the same binary"
 timeout 180 "$bin/convbwd_tests" --test-suite=reference,api,regressions > "$out/test_host.log" 2>&1; echo "rc=$?"; tail -2 "$out/test_host.log"
 step "compute-sanitizer memcheck on a subset"
 timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/convbwd_tests" --test-suite=kernels \
-    "--test-case=bwdd_f32_nhwc_s1_k3_cuda_c4x?u,bwdd_f32_nchw_s1_k3_cuda_c4x7su,bwdd_f32_nchw_s2_k1_cuda_c8x7,bwdd_f32_n*_s1_k1_cuda_c4x4*f,bwdd_f32_nchw_s2_k3_cuda*,bwdw_f32_nhwc_s1_k3_cuda*,bwdw_f32_nhwc_s2_k3_cuda_c4k4ft3,bwdw_f32_n*_s2_any_cuda*,bwdw_bf16_nchw_any_any_cuda*" \
+    "--test-case=bwdd_f32_nhwc_s1_k3_cuda_c4x?u,bwdd_f32_nchw_s1_k3_cuda_c4x7su,bwdd_f32_nchw_s2_k1_cuda_c8x7,bwdd_f32_n*_s1_k1_cuda_c4x4*f,bwdd_f32_nchw_s2_k3_cuda*,bwdw_f32_nhwc_s1_k3_cuda*,bwdw_f32_nhwc_s2_k3_cuda_c4k4ft3,bwdw_f32_n*_s2_any_cuda*,bwdw_bf16_nchw_any_any_cuda*,bwdd_f32_nchw_s1_k3_cuda_c4x7suv,bwdd_f32_nchw_s2_k1_cuda_c16x4,bwdd_f32_nchw_s2_k1_cuda_c4x4sv,vec:*" \
     > "$out/memcheck.log" 2>&1; echo "rc=$?"; grep -E "ERROR SUMMARY|test cases" "$out/memcheck.log"
 fi  # SKIP_CHECKS
 
