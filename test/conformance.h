@@ -116,6 +116,13 @@ inline bool device_usable(Device d, std::string *why) {
     return false;
 }
 
+#ifdef CONVBWD_WITH_DEVICE_MEMORY
+// The device-memory kind of a GPU device (test/device_memory).
+inline DeviceKind device_kind(Device d) {
+    return d == Device::Cuda ? DeviceKind::Cuda : d == Device::OpenCL ? DeviceKind::OpenCL : DeviceKind::Hip;
+}
+#endif
+
 // Runs `kernel` (or the dispatcher when empty) on p with fresh random inputs and compares with
 // the reference. The output is poisoned with NaN first; beta = 0 must not read it. On a GPU
 // device the tensors and the workspace live in device memory and the call runs on its queue.
@@ -173,9 +180,7 @@ inline RunResult run_against_reference(ConvProblem p, Direction dir, const std::
         rr.status = call();
     } else {
 #ifdef CONVBWD_WITH_DEVICE_MEMORY
-        DeviceKind kind = device == Device::Cuda     ? DeviceKind::Cuda
-                          : device == Device::OpenCL ? DeviceKind::OpenCL
-                                                     : DeviceKind::Hip;
+        const DeviceKind kind = device_kind(device);
         std::string err;
         auto da = DeviceBuffer::create(kind, a.storage.size(), &err), db = DeviceBuffer::create(kind, b.storage.size(), &err),
              dout = DeviceBuffer::create(kind, out.storage.size(), &err), dws = DeviceBuffer::create(kind, ws_bytes, &err);

@@ -168,9 +168,7 @@ TEST_CASE("flat backward-data kernels on padded strides") {
                     st = convbwd_bwd_data(&cp, &tdy, &tw, &tdx, 1.0f, beta, &exec);
                 } else {
 #ifdef CONVBWD_WITH_DEVICE_MEMORY
-                    DeviceKind kind = device == Device::Cuda     ? DeviceKind::Cuda
-                                      : device == Device::OpenCL ? DeviceKind::OpenCL
-                                                                 : DeviceKind::Hip;
+                    const DeviceKind kind = device_kind(device);
                     std::string err;
                     const size_t ybytes = dy.storage.size() * 4, xbytes = dx.storage.size() * 4;
                     auto ddy = DeviceBuffer::create(kind, ybytes, &err), ddx = DeviceBuffer::create(kind, xbytes, &err),

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <sstream>
 #include <type_traits>
+#include <vector>
 
 #include "all_kernels.h"
 #include "internal.h"
@@ -70,8 +71,18 @@ bool flattens_pointwise_plane(const KernelInfo &k, const ConvProblem &p) {
 }
 
 int channel_vector(const KernelInfo &k) {
-    if (k.dir != Direction::BwdData || k.device == Device::Host) return 1;
-    return std::max(1, parse_schedule<BwdDataGpuParams>(k).vec);
+    // Parsed once per kernel (the dispatcher asks for every candidate of every call).
+    static const std::vector<int> vec = [] {
+        std::vector<int> v;
+        for (const KernelInfo *i = kernels_begin(); i != kernels_end(); ++i)
+            v.push_back(i->dir == Direction::BwdData && i->device != Device::Host
+                            ? std::max(1, parse_schedule<BwdDataGpuParams>(*i).vec)
+                            : 1);
+        return v;
+    }();
+    if (&k < kernels_begin() || &k >= kernels_end())  // not a registry entry: parse it here
+        return k.dir == Direction::BwdData && k.device != Device::Host ? std::max(1, parse_schedule<BwdDataGpuParams>(k).vec) : 1;
+    return vec[(size_t)(&k - kernels_begin())];
 }
 
 int64_t weight_splits(const KernelInfo &k, const ConvProblem &p) {
