@@ -22,12 +22,12 @@ public:
         ConvArgs args = bwd_data_args();
         BwdDataGraph g = build_bwd_data(args);
         BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x, stage, first_layer, unroll_taps, narrow, flat, vec};
-        if (p.vec > 1) {
+        if (const int cv = p.channel_vector(); cv > 1) {
             // dx's channels (C) and w's (C / groups) a multiple of the vector: every channel
             // tile then starts at a multiple of it, which Halide sees (the extent symbols become
-            // (e / vec) * vec, checked on entry; the dispatcher checks first).
-            out->dim(2).set_extent((out->dim(2).extent() / p.vec) * p.vec);
-            b->dim(2).set_extent((b->dim(2).extent() / p.vec) * p.vec);
+            // (e / cv) * cv, checked on entry; the dispatcher checks first).
+            out->dim(2).set_extent((out->dim(2).extent() / cv) * cv);
+            b->dim(2).set_extent((b->dim(2).extent() / cv) * cv);
         }
         schedule_bwd_data_gpu(g, p, args, layout, stride_class, filter_class);
     }

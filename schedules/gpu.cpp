@@ -76,11 +76,11 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     const bool nhwc = layout == Layout::NHWC || p.stage;
     // vec: w's channels as vectors (its staged copy aligned; the generator requires C % vec == 0,
     // so the channel tiles, ShiftInwards included, start at multiples of vec).
-    const bool vec = p.vec > 1 && p.stage;
+    const bool vec = p.channel_vector() > 1;
     if (p.stage) {
         if (p.stage == 2 && layout == Layout::NCHW) stage_channels_innermost_shared(g.dy_f);
         else stage_channels_innermost(g.dy_f);
-        stage_channels_innermost(g.w_f, vec ? p.vec : 1);
+        stage_channels_innermost(g.w_f, p.channel_vector());
     }
     const int t_c = nhwc ? p.threads_c : p.threads_x, t_x = nhwc ? p.threads_x : p.threads_c;
 

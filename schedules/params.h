@@ -67,6 +67,9 @@ struct BwdDataGpuParams {
                          // (needs stage=1 and tile_c % 4 == 0; tiles along channels then never
                          // shift, so the kernel requires C and C / groups multiples of 4, which
                          // the dispatcher checks); 1 = scalar loads
+    // The channel vector the kernel loads w with, and so the multiple that C and C / groups must
+    // be: the generator, the schedule and the dispatcher all ask here (vec needs stage).
+    int channel_vector() const { return stage ? std::max(1, vec) : 1; }
     template <class Self, class F>
     static void visit(Self &&s, F f) {
         f(s.tile_c, "tile_c");

@@ -93,6 +93,22 @@ bool usable_kernel(const convbwd_kernel_desc &d, Device *device) {
     return false;
 }
 
+// Calls body(d, device) for every kernel that keep(d) takes and whose device is usable here;
+// returns how many keep took (those skipped for their device included).
+template <class Keep, class Body>
+int for_each_usable_kernel(Keep keep, Body body) {
+    int kept = 0;
+    for (int i = 0; i < convbwd_kernel_count(); i++) {
+        convbwd_kernel_desc d{};
+        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+        if (!keep(d)) continue;
+        kept++;
+        Device device;
+        if (usable_kernel(d, &device)) body(d, device);
+    }
+    return kept;
+}
+
 }  // namespace
 
 TEST_SUITE("kernels") {
@@ -120,14 +136,9 @@ TEST_CASE("alpha and beta: out = alpha * result + beta * out") {
 // padded strides: a dense plane (padding between planes or pixels) folds, a padded row does not;
 // both must match the reference and leave every padding element as it was.
 TEST_CASE("flat backward-data kernels on padded strides") {
-    int flat_kernels = 0;
-    for (int i = 0; i < convbwd_kernel_count(); i++) {
-        convbwd_kernel_desc d{};
-        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
-        if (!std::strstr(d.schedule, "flat=1") || d.dtype != CONVBWD_F32) continue;
-        flat_kernels++;
-        Device device;
-        if (!usable_kernel(d, &device)) continue;
+    const int flat_kernels = for_each_usable_kernel(
+        [](const convbwd_kernel_desc &d) { return std::strstr(d.schedule, "flat=1") && d.dtype == CONVBWD_F32; },
+        [&](const convbwd_kernel_desc &d, Device device) {
         const Layout layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
         std::mt19937 rng(std::hash<std::string>{}(d.name));
         for (bool dense_plane : {true, false})
@@ -200,7 +211,7 @@ TEST_CASE("flat backward-data kernels on padded strides") {
                     if (!logical[i] && dx.storage[i] != PaddedTensor::kSentinel) touched++;
                 CHECK_MESSAGE(touched == 0, touched, " padding elements of dx were written");
             }
-    }
+        });
     MESSAGE(flat_kernels, " flat kernels");
 }
 
@@ -209,14 +220,9 @@ TEST_CASE("flat backward-data kernels on padded strides") {
 // without a tile tail, rows with and without a column tail, two groups, both strides and filters
 // of their classes, beta 0 and != 0.
 TEST_CASE("vec: channel-vector backward-data kernels over channel, column and group tails") {
-    int vec_kernels = 0;
-    for (int i = 0; i < convbwd_kernel_count(); i++) {
-        convbwd_kernel_desc d{};
-        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
-        if (!std::strstr(d.schedule, "vec=4") || d.direction != CONVBWD_BWD_DATA) continue;
-        vec_kernels++;
-        Device device;
-        if (!usable_kernel(d, &device)) continue;
+    const int vec_kernels = for_each_usable_kernel(
+        [](const convbwd_kernel_desc &d) { return std::strstr(d.schedule, "vec=4") && d.direction == CONVBWD_BWD_DATA; },
+        [&](const convbwd_kernel_desc &d, Device device) {
         const int R = std::string(d.filter_class) == "k1" ? 1 : 3, stride = std::string(d.stride_class) == "s2" ? 2 : 1;
         std::mt19937 rng(std::hash<std::string>{}(d.name));
         int tested = 0;
@@ -238,7 +244,7 @@ TEST_CASE("vec: channel-vector backward-data kernels over channel, column and gr
                     tested++;
                 }
         CHECK(tested > 0);
-    }
+        });
     MESSAGE(vec_kernels, " channel-vector kernels");
 }
 }

@@ -64,25 +64,31 @@ int64_t weight_max_splits(const KernelInfo &k, const ConvProblem &p) {
     return std::max<int64_t>(1, std::min({want, by_workspace, rows}));
 }
 
+namespace {
+// A GPU backward-data kernel's schedule parameters, parsed once per registry entry (the dispatcher
+// asks for every candidate of every call).
+BwdDataGpuParams gpu_data_params(const KernelInfo &k) {
+    static const std::vector<BwdDataGpuParams> parsed = [] {
+        std::vector<BwdDataGpuParams> v;
+        for (const KernelInfo *i = kernels_begin(); i != kernels_end(); ++i)
+            v.push_back(i->dir == Direction::BwdData && i->device != Device::Host ? parse_schedule<BwdDataGpuParams>(*i)
+                                                                                  : BwdDataGpuParams{});
+        return v;
+    }();
+    if (&k >= kernels_begin() && &k < kernels_end()) return parsed[(size_t)(&k - kernels_begin())];
+    return parse_schedule<BwdDataGpuParams>(k);  // not a registry entry
+}
+}  // namespace
+
 bool flattens_pointwise_plane(const KernelInfo &k, const ConvProblem &p) {
     if (k.dir != Direction::BwdData || k.device == Device::Host) return false;
-    return parse_schedule<BwdDataGpuParams>(k).flat && p.R == 1 && p.S == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+    return gpu_data_params(k).flat && p.R == 1 && p.S == 1 && p.stride_h == 1 && p.stride_w == 1 &&
            p.pad_top == 0 && p.pad_bottom == 0 && p.pad_left == 0 && p.pad_right == 0;
 }
 
 int channel_vector(const KernelInfo &k) {
-    // Parsed once per kernel (the dispatcher asks for every candidate of every call).
-    static const std::vector<int> vec = [] {
-        std::vector<int> v;
-        for (const KernelInfo *i = kernels_begin(); i != kernels_end(); ++i)
-            v.push_back(i->dir == Direction::BwdData && i->device != Device::Host
-                            ? std::max(1, parse_schedule<BwdDataGpuParams>(*i).vec)
-                            : 1);
-        return v;
-    }();
-    if (&k < kernels_begin() || &k >= kernels_end())  // not a registry entry: parse it here
-        return k.dir == Direction::BwdData && k.device != Device::Host ? std::max(1, parse_schedule<BwdDataGpuParams>(k).vec) : 1;
-    return vec[(size_t)(&k - kernels_begin())];
+    if (k.dir != Direction::BwdData || k.device == Device::Host) return 1;
+    return gpu_data_params(k).channel_vector();
 }
 
 int64_t weight_splits(const KernelInfo &k, const ConvProblem &p) {
