@@ -11,23 +11,39 @@ public:
     GeneratorParam<int> tile_x{"tile_x", BwdDataGpuParams{}.tile_x, 1, 16};
     GeneratorParam<int> threads_c{"threads_c", BwdDataGpuParams{}.threads_c, 1, 1024};
     GeneratorParam<int> threads_x{"threads_x", BwdDataGpuParams{}.threads_x, 1, 1024};
-    GeneratorParam<int> stage{"stage", BwdDataGpuParams{}.stage, 0, 2};
+    GeneratorParam<int> stage{"stage", BwdDataGpuParams{}.stage, 0, 3};
     GeneratorParam<int> first_layer{"first_layer", BwdDataGpuParams{}.first_layer, 0, 1};
     GeneratorParam<int> unroll_taps{"unroll_taps", BwdDataGpuParams{}.unroll_taps, 0, 1};
     GeneratorParam<int> narrow{"narrow", BwdDataGpuParams{}.narrow, 0, 1};
     GeneratorParam<int> flat{"flat", BwdDataGpuParams{}.flat, 0, 1};  // read by the runtime
     GeneratorParam<int> vec{"vec", BwdDataGpuParams{}.vec, 1, 4};
+    GeneratorParam<int> xvec{"xvec", BwdDataGpuParams{}.xvec, 1, 4};
 
     void generate() {
         ConvArgs args = bwd_data_args();
         BwdDataGraph g = build_bwd_data(args);
-        BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x, stage, first_layer, unroll_taps, narrow, flat, vec};
+        BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x, stage, first_layer, unroll_taps, narrow, flat, vec, xvec};
         if (const int cv = p.channel_vector(); cv > 1) {
             // dx's channels (C) and w's (C / groups) a multiple of the vector: every channel
             // tile then starts at a multiple of it, which Halide sees (the extent symbols become
             // (e / cv) * cv, checked on entry; the dispatcher checks first).
             out->dim(2).set_extent((out->dim(2).extent() / cv) * cv);
             b->dim(2).set_extent((b->dim(2).extent() / cv) * cv);
+        }
+        if (const int xv = p.column_vector(); xv > 1) {
+            // Columns as vectors (NCHW read in place): dx's and dy's rows a multiple of the
+            // vector and their other strides too, so that every thread's first column is a
+            // multiple of it from an aligned base (the dispatcher checks first).
+            _halide_user_assert(layout == Layout::NCHW && stride_class == StrideClass::S1) << "xvec needs layout nchw, stride_class s1";
+            _halide_user_assert(p.tile_x % xv == 0) << "xvec needs tile_x a multiple of it";
+            auto constrain = [&](auto &buf) {
+                buf.set_host_alignment(xv * storage_type(dtype).bytes());
+                buf.dim(0).set_extent((buf.dim(0).extent() / xv) * xv);
+                for (int d = 1; d < 4; d++) buf.dim(d).set_stride((buf.dim(d).stride() / xv) * xv);
+            };
+            constrain(*out);
+            constrain(*a);
+            constrain(*prev);
         }
         schedule_bwd_data_gpu(g, p, args, layout, stride_class, filter_class);
     }

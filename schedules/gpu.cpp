@@ -57,6 +57,21 @@ void stage_channels_innermost_shared(Func f) {
         .gpu_threads(v[0], ct)
         .unroll(cu);
 }
+// stage=3: f copied once in its own layout with its zero border (padding) materialised: the main
+// kernel then reads it in place (threads along the columns) with no range test per load.
+// Rows, channels and images share the first grid dim (up to 2^31 - 1 blocks): as the third grid
+// dim (at most 65535) 2048 channels x 32 images failed to launch on the H100.
+void stage_padded(Func f) {
+    std::vector<Var> v = f.args();
+    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), cn("cn"), ycn("ycn");
+    f.compute_root()
+        .tile(v[0], v[1], xo, yo, xi, yi, 32, 4, TailStrategy::GuardWithIf)
+        .fuse(v[2], v[3], cn)
+        .fuse(yo, cn, ycn)
+        .reorder(xi, yi, ycn, xo)  // block loops: the innermost is the grid's x
+        .gpu_blocks(ycn, xo)
+        .gpu_threads(xi, yi);
+}
 }  // namespace
 
 // Register tiles must have a constant size, so the per-thread split shifts its last tile inwards
@@ -73,16 +88,22 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     Var cb("cb"), cr("cr"), xb("xb"), xr("xr"), cbo("cbo"), cbi("cbi"), xbo("xbo"), xbi("xbi"), yn("yn");
     // Threads along the layout's dense dim, so a warp's loads and stores are contiguous; with
     // staged (channels-innermost) inputs that is the channel dim in either layout.
-    const bool nhwc = layout == Layout::NHWC || p.stage;
+    const bool nhwc = layout == Layout::NHWC || p.stage == 1 || p.stage == 2;
     // vec: w's channels as vectors (its staged copy aligned; the generator requires C % vec == 0,
     // so the channel tiles, ShiftInwards included, start at multiples of vec).
     const bool vec = p.channel_vector() > 1;
-    if (p.stage) {
+    if (p.stage == 3) {
+        stage_padded(g.dy_f);
+    } else if (p.stage) {
         if (p.stage == 2 && layout == Layout::NCHW) stage_channels_innermost_shared(g.dy_f);
         else stage_channels_innermost(g.dy_f);
         stage_channels_innermost(g.w_f, p.channel_vector());
     }
     const int t_c = nhwc ? p.threads_c : p.threads_x, t_x = nhwc ? p.threads_x : p.threads_c;
+    // colv: NCHW read in place, a thread's columns as vectors (loads of dy, stores of dx); the
+    // generator requires rows and strides multiples of colv, and every tile shape below then has a
+    // multiple of colv columns (the fallback too).
+    const int colv = p.column_vector();
 
     // Tile shapes, first match wins (the conditions are built below, one per shape):
     //   first_layer: 3 or 4 channels (a network's first layer): 3 channels x tile_x columns per
@@ -107,7 +128,7 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     shape_list.push_back({p.tile_c, p.tile_x, t_c, t_x});
     const bool half_tile = p.tile_x > 4;  // rows narrower than a wide tile get a 4-column one
     if (half_tile) shape_list.push_back({p.tile_c, 4, t_c, t_x});
-    auto shape_of = [&](int branch) { return branch >= 0 ? shape_list[branch] : Shape{1, 1, t_c, t_x}; };
+    auto shape_of = [&](int branch) { return branch >= 0 ? shape_list[branch] : Shape{1, colv, t_c, t_x}; };
     // The conditions for shape_list, given the columns a tile runs along.
     auto shape_conditions = [&](Expr columns) {
         std::vector<Expr> c;
@@ -133,7 +154,13 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
             s.gpu_tile(cb, xb, cbo, xbo, cbi, xbi, sh.thc, sh.thx, TailStrategy::GuardWithIf);
         else
             s.gpu_tile(xb, cb, xbo, cbo, xbi, cbi, sh.thx, sh.thc, TailStrategy::GuardWithIf);
-        s.unroll(cr).unroll(xr);
+        s.unroll(cr);
+        if (colv > 1) {
+            Var xro("xro"), xri("xri");
+            s.split(xr, xro, xri, colv).reorder(xri, cr, xro).vectorize(xri).unroll(xro);
+        } else {
+            s.unroll(xr);
+        }
     };
 
     const Var thread_inner = nhwc ? cbi : xbi;
@@ -183,7 +210,10 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     // A thread's tile spans one row, one phase and one image; say so, since Halide cannot see
     // through the fused block index that these extents are 1.
     g.acc.bound_extent(g.my, 1).bound_extent(n, 1);
-    g.acc.store_in(MemoryType::Register).unroll(g.mx);
+    g.acc.store_in(MemoryType::Register);
+    Var mxo("mxo"), mxi("mxi");
+    if (colv > 1) g.acc.split(g.mx, mxo, mxi, colv).reorder(mxi, c, mxo).vectorize(mxi).unroll(mxo);
+    else g.acc.unroll(g.mx);
     if (vec) g.acc.vectorize(c);
     else g.acc.unroll(c);
     if (p.unroll_taps && fc != FilterClass::Any) {
@@ -195,7 +225,14 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     } else {
         g.acc.update().reorder(c, g.mx, g.phx, g.r.x, g.r.y, g.r.z, g.my, g.phy, n);
     }
-    g.acc.update().unroll(g.mx).unroll(g.phx);
+    if (colv > 1) {
+        // Columns innermost as a vector, then the channels: one vector load of dy per k serves
+        // tile_c vector FMAs.
+        g.acc.update().split(g.mx, mxo, mxi, colv).reorder(mxi, c, mxo).vectorize(mxi).unroll(mxo);
+    } else {
+        g.acc.update().unroll(g.mx);
+    }
+    g.acc.update().unroll(g.phx);
     if (vec) g.acc.update().vectorize(c);
     else g.acc.update().unroll(c);
     g.acc.update().specialize(a.groups == 1);

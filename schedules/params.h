@@ -47,10 +47,12 @@ struct BwdDataGpuParams {
     int tile_x = 4;      // [1..8] output columns (per stride phase) per thread (registers)
     int threads_c = 16;  // {8, 16, 32, 64} threads along the channel tiles
     int threads_x = 8;   // {2, 4, 8, 16} threads along the column tiles; (A) tile_c*tile_x <= 64
-    int stage = 0;       // {0, 1, 2}: 1 = dy and w are first copied with channels innermost (dy
-                         // with its zero border materialised) and threads run along channels
+    int stage = 0;       // {0, 1, 2, 3}: 1 = dy and w are first copied with channels innermost
+                         // (dy with its zero border materialised) and threads run along channels
                          // whatever the layout; 2 = the same, NCHW dy copied through a
-                         // shared-memory tile (coalesced on both sides); 0 = read in place
+                         // shared-memory tile (coalesced on both sides); 3 = dy copied in its own
+                         // layout with its zero border (no range test per load), w read in place,
+                         // threads as in place; 0 = read in place
     int first_layer = 0; // {0, 1}: 1 = a 3- or 4-channel dx (a network's first layer) gets all 3
                          // channels x tile_x columns per thread, threads along columns (one w load
                          // serves tile_x FMAs, one dy load 3); 0 = one channel per thread, 4
@@ -67,9 +69,16 @@ struct BwdDataGpuParams {
                          // (needs stage=1 and tile_c % 4 == 0; tiles along channels then never
                          // shift, so the kernel requires C and C / groups multiples of 4, which
                          // the dispatcher checks); 1 = scalar loads
+    int xvec = 1;        // {1, 4}: 4 = NCHW read in place (stage=0): a thread's columns loaded from
+                         // dy and stored to dx as 16-byte vectors (tile_x a multiple of 4). The
+                         // kernel then requires the row (flat: the plane) a multiple of 4 columns
+                         // and 16-byte aligned tensors and strides, which the dispatcher checks
     // The channel vector the kernel loads w with, and so the multiple that C and C / groups must
     // be: the generator, the schedule and the dispatcher all ask here (vec needs stage).
-    int channel_vector() const { return stage ? std::max(1, vec) : 1; }
+    int channel_vector() const { return stage == 1 || stage == 2 ? std::max(1, vec) : 1; }
+    // The column vector of an NCHW kernel read in place: the multiple that its rows (flat: planes)
+    // and the strides of dy and dx must be, in elements (xvec needs stage=0).
+    int column_vector() const { return stage ? 1 : std::max(1, xvec); }
     template <class Self, class F>
     static void visit(Self &&s, F f) {
         f(s.tile_c, "tile_c");
@@ -82,6 +91,7 @@ struct BwdDataGpuParams {
         f(s.narrow, "narrow");
         f(s.flat, "flat");
         f(s.vec, "vec");
+        f(s.xvec, "xvec");
     }
 };
 

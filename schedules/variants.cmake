@@ -112,6 +112,16 @@ foreach (layout IN ITEMS nhwc nchw)
             list(APPEND asched flat=1)
             set(ctag ${atag})
             set(csched ${asched})
+            if (layout STREQUAL "nchw")
+                # NCHW on CUDA and OpenCL read in place since dy's loads lost their range test
+                # and clamp (generators/algorithms.cpp): 0.60 (staged, kept as a named
+                # candidate) -> 0.77 over the class's 12 ResNet-50 layers (sweep of 12:45 UTC,
+                # 2026-11-23). AMD keeps the staged kernel (not measured there).
+                set(btag ${ctag})
+                set(bsched ${csched})
+                set(ctag c4x4f)
+                set(csched tile_c=4 tile_x=4 ${base} flat=1)
+            endif ()
         elseif (f STREQUAL "k3" AND NOT (layout STREQUAL "nhwc" AND s STREQUAL "s2"))
             # CUDA unrolls the 3x3 taps along x inside the k loop (u: sweep of 12:56 UTC; NHWC
             # stride 2 keeps them rolled, 0.61 against 0.55 at 128 registers, 14:13). AMD keeps
@@ -145,8 +155,9 @@ foreach (layout IN ITEMS nhwc nchw)
         if (layout STREQUAL "nchw" AND sf STREQUAL "s1;k3")
             # CUDA: w's channels as 16-byte vectors (vec=4, where C % 4 == 0; the kernel below
             # takes the rest): the 28-, 14- and 7-wide layers 0.32 / 0.31 / 0.24 -> 0.35 / 0.39 /
-            # 0.37, the 56-wide 0.60 -> 0.45 (sweep of 10:35 UTC, 2026-11-23; the tuned table
-            # takes c4x7u there). OpenCL C has no 28-wide register vector: CUDA only.
+            # 0.37, the 56-wide 0.60 -> 0.45 (sweep of 10:35 UTC, 2026-11-23; in the runs since,
+            # 0.41-0.42 ms on the 56-, 28- and 14-wide layers, no tuned row). OpenCL C has no
+            # 28-wide register vector: CUDA only.
             conv_kernel(DIR bwd_data DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4x7suv
                         SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_x=7 ${base} stage=1 unroll_taps=1 vec=4)
         endif ()
@@ -412,7 +423,8 @@ endforeach ()
 # class is a GEMM per image (dx = w^T dy over H*W columns); its 8x8 and 16x4 tiles are from the
 # sweep of 09:46 UTC, 2026-11-23: 16x4 wins by 31% where C >= 2K and falls to 0.18 where K >= 4C;
 # 8x8 0.50 against the default's 0.57 (docs/PERFORMANCE.md).
-foreach (t IN ITEMS "4;4" "8;4" "4;8" "8;8" "16;4")
+# (The 4x4 one is the CUDA default since 2026-11-23, in the loop above.)
+foreach (t IN ITEMS "8;4" "4;8" "8;8" "16;4")
     list(GET t 0 tc)
     list(GET t 1 tx)
     conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c${tc}x${tx}f BASELINE
@@ -465,7 +477,7 @@ conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c8
             SCHEDULE tile_c=8 tile_x=4 threads_c=16 threads_x=8 stage=1 flat=1)
 # Named NCHW backward-data candidates (CUDA; OpenCL too where the last field is 1, so that PoCL
 # runs that code path in CI): "stride;filter;tile_c;tile_x;opt;stage;vec;opencl", opt f = flat=1,
-# u = unroll_taps=1; stage 1 (tag s) or 2 (tag m); vec v = vec=4 (tag v).
+# u = unroll_taps=1; stage 1 (tag s), 2 (tag m) or 3 (tag p); vec v = vec=4 (tag v).
 macro(nchw_dgrad_candidate spec)
     set(_c "${spec}")
     list(GET _c 0 _s)
@@ -488,6 +500,8 @@ macro(nchw_dgrad_candidate spec)
     set(_stag s)
     if (_stage STREQUAL "2")
         set(_stag m)
+    elseif (_stage STREQUAL "3")
+        set(_stag p)
     endif ()
     set(_skip opencl amdgpu)
     if (_ocl STREQUAL "1")
@@ -528,3 +542,32 @@ endforeach ()
 # against 0.92 / 1.29 on the others (sweep of 10:59 UTC, 2026-11-23).
 conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s2 FILTER k1 ON gpu TAG c16x4 BASELINE SKIP_ON opencl amdgpu
             SCHEDULE tile_c=16 tile_x=4 threads_c=16 threads_x=8)
+# NCHW pointwise stride 1 read in place with a thread's columns as 16-byte vectors (xvec=4, tag
+# xv: one vector load of dy per k and channel tile, vector stores of dx; the kernel requires rows
+# (flat: planes) and the tensors' strides and bases multiples of 4 elements, which the dispatcher
+# checks). Sweep of 12:45 UTC, 2026-11-23: no win over scalar loads of the same tiles (8x8 0.64,
+# 8x4 0.50, 4x4 0.53 against 0.77 for c4x4f over the 10 layers whose planes are multiples of 4:
+# the L1 serves a warp's 4 strided scalar loads from the same lines). Kept as candidates: 8x8
+# (the best), 8x4 (on OpenCL too, so that PoCL runs the code path in CI).
+foreach (t IN ITEMS "8;4;1" "8;8;0")
+    list(GET t 0 tc)
+    list(GET t 1 tx)
+    list(GET t 2 ocl)
+    set(_skip opencl amdgpu)
+    if (ocl)
+        set(_skip amdgpu)
+    endif ()
+    conv_kernel(DIR bwd_data DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c${tc}x${tx}fxv BASELINE
+                SKIP_ON ${_skip} SCHEDULE tile_c=${tc} tile_x=${tx} threads_c=16 threads_x=8 flat=1 xvec=4)
+endforeach ()
+# dy copied in its own layout with its zero border materialised (stage=3, tag p): the main kernel
+# reads it as in place (threads along the columns) with no range test per load, which for the
+# pointwise class (where no border exists) was worth 0.60 -> 0.77 (sweep of 12:45 UTC,
+# 2026-11-23). Sweep of 12:56 UTC: 3x3 stride 1 lost to the staged c4x7suv on all four layers
+# (0.42-1.08 ms against 0.41-0.58; 4x7 and 4x4 tiles), the stem too (2.81 ms against 2.44 in
+# place); the generic stride-2 4x4 one won on the 3x3 stride-2 56x56 layer (0.82 ms against
+# 1.06 for the class default, a tuned row) and came within 5-8% on two 1x1 stride-2 layers.
+# Kept: that one and the 4x4 stride-1 one (on OpenCL too, so that PoCL runs the code path in CI).
+foreach (t IN ITEMS "s1;k3;4;4;u;3;;1" "s2;any;4;4;;3;;0")
+    nchw_dgrad_candidate("${t}")
+endforeach ()

@@ -77,6 +77,13 @@ inline std::vector<ConvProblem> conformance_problems() {
             p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = f / 2;
             out.push_back(with_derived_output(p));
         }
+    // A pointwise plane of 60 columns in rows of 10: read as one row it is whole vectors of 4
+    // (kernels loading columns as vectors, xvec), its rows are not.
+    {
+        ConvProblem p;
+        p.N = 2, p.C = 40, p.K = 36, p.H = 6, p.W = 10, p.R = p.S = 1;
+        out.push_back(with_derived_output(p));
+    }
     // A first layer: 3 or 4 input channels, 7-wide filters at stride 2 (the GPU stem tile:
     // all channels x 7 taps per thread), with a k tail and a non-square filter.
     for (int C : {3, 4}) {

@@ -63,6 +63,36 @@ TEST_CASE("a kernel loading channels as vectors refuses channels that are not a 
     }
 }
 
+TEST_CASE("GPU kernels refuse more rows x images than a grid dim holds, naming them") {
+    bool any = false;
+    for (int i = 0; i < convbwd_kernel_count(); i++) {
+        convbwd_kernel_desc d;
+        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+        any = any || d.target == CONVBWD_TARGET_OPENCL;
+    }
+    if (!any) return;
+    for (convbwd_direction dir : {CONVBWD_BWD_DATA, CONVBWD_BWD_WEIGHT}) {
+        // 1093 images of 60 rows: 65580 > 65535; one image fewer fits.
+        for (int n : {1093, 1092}) {
+            ConvProblem p = with_derived_output(ConvProblem{.N = n, .C = 4, .H = 60, .W = 1, .K = 4, .R = 1, .S = 1});
+            convbwd_problem c = to_c(p);
+            convbwd_exec e{};
+            e.target = CONVBWD_TARGET_OPENCL;
+            const char *got = nullptr;
+            CAPTURE(n);
+            const convbwd_status st = convbwd_select_kernel(&c, dir, CONVBWD_F32, CONVBWD_NCHW, &e, &got);
+            if (n == 1092) {
+                CHECK(st == CONVBWD_SUCCESS);
+                continue;
+            }
+            CHECK(st == CONVBWD_NO_KERNEL);
+            const std::string msg = convbwd_last_error();
+            CAPTURE(msg);
+            CHECK(msg.find("rows: (h + pad_top + pad_bottom) * n = 65580") != std::string::npos);
+        }
+    }
+}
+
 TEST_CASE("every tuned row whose kernel is built is what the dispatcher picks for its problem") {
     struct Row {
         const char *key, *kernel;

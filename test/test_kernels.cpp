@@ -56,12 +56,14 @@ struct PaddedTensor {
     int64_t dims[4], strides[4];
     std::vector<float> storage;
     static constexpr float kSentinel = 12345.0f;
-    PaddedTensor(const int64_t d[4], Layout l, bool dense_plane) {
+    // align > 1 (NCHW): every stride rounded up to a multiple of it, the padding kept.
+    PaddedTensor(const int64_t d[4], Layout l, bool dense_plane, int64_t align = 1) {
         std::copy(d, d + 4, dims);
         const int64_t N = d[0], C = d[1], H = d[2], W = d[3];
+        auto up = [align](int64_t v) { return (v + align - 1) / align * align; };
         if (l == Layout::NCHW) {  // rows padded by 3 (plane not dense) or the plane by 5
-            const int64_t row = dense_plane ? W : W + 3, plane = H * row + 5;
-            strides[3] = 1, strides[2] = row, strides[1] = plane, strides[0] = C * plane + 2;
+            const int64_t row = dense_plane ? W : up(W + 3), plane = up(H * row + 5);
+            strides[3] = 1, strides[2] = row, strides[1] = plane, strides[0] = up(C * plane + 2);
         } else {  // pixels padded by 2 channels (plane dense), rows by one pixel (not dense)
             const int64_t px = C + 2, row = (dense_plane ? W : W + 1) * px;
             strides[1] = 1, strides[3] = px, strides[2] = row, strides[0] = H * row + 7;
@@ -141,12 +143,23 @@ TEST_CASE("flat backward-data kernels on padded strides") {
         [&](const convbwd_kernel_desc &d, Device device) {
         const Layout layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
         std::mt19937 rng(std::hash<std::string>{}(d.name));
+        // A kernel loading columns as vectors of 4 (xvec=4) needs rows (folded: planes) and
+        // strides that are multiples of 4: rows of 8 and strides rounded up to multiples of 4 run;
+        // rows of 9, or the unrounded strides, are refused, naming what (the last two cases).
+        const bool xvec = std::strstr(d.schedule, "xvec=4") != nullptr;
+        struct Case { bool dense_plane; float beta; int W; int64_t align; };
+        std::vector<Case> cases;
         for (bool dense_plane : {true, false})
-            for (float beta : {0.0f, 1.0f}) {
+            for (float beta : {0.0f, 1.0f}) cases.push_back({dense_plane, beta, xvec ? 8 : 9, xvec ? 4 : 1});
+        if (xvec) cases.insert(cases.end(), {{true, 0.0f, 9, 4}, {true, 0.0f, 8, 1}, {false, 0.0f, 8, 1}});
+        for (const Case &cs : cases) {
+            {
+                const bool dense_plane = cs.dense_plane;
+                const float beta = cs.beta;
                 // 17 channels: a channel tail; a kernel loading channels as vectors of 4 needs a
                 // multiple of 4 (20: a tail for its 8-channel tiles).
-                const int C = std::strstr(d.schedule, "vec=4") ? 20 : 17;
-                ConvProblem p{.N = 2, .C = C, .H = 5, .W = 9, .K = 12, .R = 1, .S = 1, .G = 1, .pad_top = 0,
+                const int C = std::strstr(d.schedule, " vec=4") ? 20 : 17;
+                ConvProblem p{.N = 2, .C = C, .H = 5, .W = cs.W, .K = 12, .R = 1, .S = 1, .G = 1, .pad_top = 0,
                               .pad_bottom = 0, .pad_left = 0, .pad_right = 0, .dtype = DType::F32, .layout = layout};
                 p = with_derived_output(p);
                 const std::string kernel_name = d.name;
@@ -154,7 +167,9 @@ TEST_CASE("flat backward-data kernels on padded strides") {
                 CAPTURE(dense_plane);
                 CAPTURE(beta);
                 const int64_t xd[4] = {p.N, p.C, p.H, p.W}, yd[4] = {p.N, p.K, p.P, p.Q};
-                PaddedTensor dy(yd, layout, dense_plane), dx(xd, layout, dense_plane);
+                CAPTURE(cs.W);
+                CAPTURE(cs.align);
+                PaddedTensor dy(yd, layout, dense_plane, cs.align), dx(xd, layout, dense_plane, cs.align);
                 HostTensor w(w_dims(p), DType::F32, layout);
                 w.fill_random_ints(rng);
                 std::uniform_int_distribution<int> small(-2, 2);
@@ -174,6 +189,14 @@ TEST_CASE("flat backward-data kernels on padded strides") {
                 convbwd_exec exec{};
                 exec.kernel = d.name;
                 exec.target = d.target;
+                if (xvec && (cs.W % 4 != 0 || cs.align % 4 != 0)) {
+                    // Refused before anything runs (host pointers are never touched).
+                    const convbwd_status st = convbwd_bwd_data(&cp, &tdy, &tw, &tdx, 1.0f, beta, &exec);
+                    CHECK(st == CONVBWD_NO_KERNEL);
+                    const std::string err = convbwd_last_error();
+                    CHECK_MESSAGE(err.find(cs.W % 4 ? "columns: w = 9" : "tensors: ") != std::string::npos, err);
+                    continue;
+                }
                 convbwd_status st;
                 if (device == Device::Host) {
                     st = convbwd_bwd_data(&cp, &tdy, &tw, &tdx, 1.0f, beta, &exec);
@@ -211,6 +234,7 @@ TEST_CASE("flat backward-data kernels on padded strides") {
                     if (!logical[i] && dx.storage[i] != PaddedTensor::kSentinel) touched++;
                 CHECK_MESSAGE(touched == 0, touched, " padding elements of dx were written");
             }
+        }
         });
     MESSAGE(flat_kernels, " flat kernels");
 }
@@ -221,7 +245,7 @@ TEST_CASE("flat backward-data kernels on padded strides") {
 // of their classes, beta 0 and != 0.
 TEST_CASE("vec: channel-vector backward-data kernels over channel, column and group tails") {
     const int vec_kernels = for_each_usable_kernel(
-        [](const convbwd_kernel_desc &d) { return std::strstr(d.schedule, "vec=4") && d.direction == CONVBWD_BWD_DATA; },
+        [](const convbwd_kernel_desc &d) { return std::strstr(d.schedule, " vec=4") && d.direction == CONVBWD_BWD_DATA; },
         [&](const convbwd_kernel_desc &d, Device device) {
         const int R = std::string(d.filter_class) == "k1" ? 1 : 3, stride = std::string(d.stride_class) == "s2" ? 2 : 1;
         std::mt19937 rng(std::hash<std::string>{}(d.name));
@@ -246,5 +270,58 @@ TEST_CASE("vec: channel-vector backward-data kernels over channel, column and gr
         CHECK(tested > 0);
         });
     MESSAGE(vec_kernels, " channel-vector kernels");
+}
+
+// Kernels that copy dy with its zero border first (stage=3): the copy's grid must hold more than
+// 65535 channel-images (2048 x 33 here; as the third grid dim it failed to launch on the H100).
+TEST_CASE("stage3: padded-copy backward-data kernels over many channel-images") {
+    const int kernels = for_each_usable_kernel(
+        [](const convbwd_kernel_desc &d) { return std::strstr(d.schedule, "stage=3") && d.direction == CONVBWD_BWD_DATA; },
+        [&](const convbwd_kernel_desc &d, Device device) {
+        const bool k3 = std::string(d.filter_class) == "k3";
+        const int stride = std::string(d.stride_class) == "s2" ? 2 : 1;
+        std::mt19937 rng(std::hash<std::string>{}(d.name));
+        ConvProblem p{.N = 33, .C = 4, .H = 3, .W = 5, .K = 2048, .R = k3 ? 3 : 1, .S = k3 ? 3 : 1, .G = 1,
+                      .pad_top = k3, .pad_bottom = k3, .pad_left = k3, .pad_right = k3, .stride_h = stride,
+                      .stride_w = stride, .layout = Layout::NCHW};
+        p = with_derived_output(p);
+        CAPTURE(describe(p, Direction::BwdData));
+        RunResult r = run_against_reference(p, Direction::BwdData, d.name, rng, 1.0f, 0.0f, device);
+        REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
+        CHECK_MESSAGE(r.verify.unwritten == 0, r.verify.unwritten, " elements not written; ", r.verify.first_bad);
+        CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
+        });
+    MESSAGE(kernels, " padded-copy kernels");
+}
+
+// Kernels that load columns as vectors (xvec=4, NCHW pointwise read in place): planes of 4 to 60
+// columns (a thread's 8-column tile shifted inwards by 4 at 20, 12 and 60), channel tails, two
+// groups, beta 0 and != 0. Rows and strides that are not multiples of 4 are refused (test "flat
+// backward-data kernels on padded strides").
+TEST_CASE("xvec: column-vector backward-data kernels over column, channel and group tails") {
+    const int xvec_kernels = for_each_usable_kernel(
+        [](const convbwd_kernel_desc &d) { return std::strstr(d.schedule, "xvec=4") && d.direction == CONVBWD_BWD_DATA; },
+        [&](const convbwd_kernel_desc &d, Device device) {
+        std::mt19937 rng(std::hash<std::string>{}(d.name));
+        int tested = 0;
+        for (int C : {3, 8, 17, 36})
+            for (auto hw : {std::pair{1, 4}, std::pair{5, 4}, std::pair{3, 4}, std::pair{2, 10}, std::pair{15, 4}})
+                for (int G : {1, 2}) {
+                    if (C % G != 0) continue;
+                    ConvProblem p{.N = 2, .C = C, .H = hw.first, .W = hw.second, .K = 6 * G, .R = 1, .S = 1, .G = G,
+                                  .layout = Layout::NCHW};
+                    p = with_derived_output(p);
+                    CAPTURE(describe(p, Direction::BwdData));
+                    const float beta = tested % 2 ? -2.0f : 0.0f;
+                    CAPTURE(beta);
+                    RunResult r = run_against_reference(p, Direction::BwdData, d.name, rng, 1.0f, beta, device);
+                    REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
+                    CHECK_MESSAGE(r.verify.unwritten == 0, r.verify.unwritten, " elements not written; ", r.verify.first_bad);
+                    CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
+                    tested++;
+                }
+        CHECK(tested > 0);
+        });
+    MESSAGE(xvec_kernels, " column-vector kernels");
 }
 }

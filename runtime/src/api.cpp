@@ -1,4 +1,5 @@
 // The C API: validate, dispatch, wrap the caller's memory in halide_buffer_t, run the kernel.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -127,6 +128,31 @@ void make_view(const TensorArg &a, DType t, Layout l, HalideView *v) {
     v->buf.dim = v->dim;
 }
 
+// Fills the query's alignment fields from the activation tensors (args 0 and 2 for backward-data,
+// 0 and 1 for backward-weight): kernels that load columns as vectors check them.
+void describe_activations(const TensorArg *args, Layout l, Query *q) {
+    auto pow2_of = [](int64_t v) { return (int)std::min<int64_t>(16, v == 0 ? 16 : (v & -v)); };
+    int base = 16, rows = 16;
+    bool dense = true;
+    const int acts[2] = {0, q->dir == Direction::BwdData ? 2 : 1};
+    for (int i : acts) {
+        const TensorArg &a = args[i];
+        int64_t s[4];  // N, C, H, W order
+        if (a.t->strides[0] || a.t->strides[1] || a.t->strides[2] || a.t->strides[3])
+            std::memcpy(s, a.t->strides, sizeof s);
+        else
+            packed_strides(l, a.extents, s);
+        const int64_t eb = dtype_bytes((DType)a.t->dtype);
+        const uintptr_t addr = (uintptr_t)a.t->data;
+        base = std::min({base, addr % eb ? 1 : pow2_of((int64_t)(addr / eb)), pow2_of(s[0]), pow2_of(s[1])});
+        rows = std::min(rows, pow2_of(s[2]));
+        if (l == Layout::NCHW && s[2] != a.extents[3]) dense = false;
+    }
+    q->base_align = base;
+    q->row_align = rows;
+    q->planes_dense = dense;
+}
+
 // The kernel a query runs: the one exec.kernel names (if it can implement the query), else the
 // dispatcher's choice.
 Status resolve_kernel(const Query &q, const char *forced, const KernelInfo **out) {
@@ -138,8 +164,11 @@ Status resolve_kernel(const Query &q, const char *forced, const KernelInfo **out
             return fail(CONVBWD_NO_KERNEL, std::string("exec.kernel = ") + forced + " cannot implement the problem: " + why);
         return {};
     }
-    *out = select_kernel(q);
-    if (!*out) return fail(CONVBWD_NO_KERNEL, "no kernel for " + problem_key(q) + " (CONVBWD_VERBOSE=dispatch says why)");
+    std::string why;
+    *out = select_kernel(q, &why);
+    if (!*out)
+        return fail(CONVBWD_NO_KERNEL, "no kernel for " + problem_key(q) + (why.empty() ? "" : "; " + why) +
+                                           " (CONVBWD_VERBOSE=dispatch lists every rejection)");
     return {};
 }
 
@@ -164,6 +193,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     if (!std::isfinite(beta)) return report(fail(CONVBWD_BAD_PARAM, "beta is not finite"));
 
     Query q{p, dir, Device::Host};
+    describe_activations(args, p.layout, &q);
     convbwd_exec defaults{};
     const convbwd_exec &ex = exec ? *exec : defaults;
     s = device_of(ex.target, &q.device);
@@ -208,6 +238,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
         for (HalideView *v : {&a, &out}) {
             v->dim[0].extent *= v->dim[1].extent;
             v->dim[1].extent = 1;
+            v->dim[1].stride = v->dim[0].extent;  // a one-row dim's stride is never used
         }
     HalideView prev = out;  // out is read (as prev) only when beta != 0
     prev.buf.dim = prev.dim;

@@ -1,4 +1,5 @@
 // Dispatcher: classify, tuned table, then ordered first fit with reasons (oneDNN impl lists).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,15 +55,38 @@ std::string cannot_implement(const KernelInfo &k, const Query &q) {
         return std::string("filter_class ") + to_string(k.filter) + ", problem filter " + dims(p.R, p.S) + " pad " +
                std::to_string(p.pad_top) + "," + std::to_string(p.pad_bottom) + "," + std::to_string(p.pad_left) +
                "," + std::to_string(p.pad_right) + " dilation " + dims(p.dilation_h, p.dilation_w);
+    if (k.device != Device::Host) {
+        // Every GPU kernel puts rows x images (padded rows where it stages its input) on one grid
+        // dim that holds at most 65535 blocks (CUDA's y and z; kept for every GPU target).
+        const int64_t rows = (int64_t)std::max(p.H + p.pad_top + p.pad_bottom, p.P) * p.N;
+        if (rows > 65535)
+            return "rows: (h + pad_top + pad_bottom) * n = " + std::to_string(rows) +
+                   " exceeds the 65535 blocks of the GPU grid dim that rows and images share";
+    }
     const int v = channel_vector(k);
     if (v > 1 && (p.C % v != 0 || (p.C / p.G) % v != 0))
         return "channels: c = " + std::to_string(p.C) + ", groups = " + std::to_string(p.G) +
                "; the kernel loads channels as vectors of " + std::to_string(v) + " (c and c / groups multiples of " +
                std::to_string(v) + ")";
+    if (const int cv = column_vector(k); cv > 1) {
+        // The kernel sees one row of H*W columns where it flattens the plane (runtime: api.cpp).
+        const bool flat = flattens_pointwise_plane(k, p) && q.planes_dense;
+        const int64_t cols = flat ? (int64_t)p.H * p.W : p.W;
+        const std::string need = " (multiples of " + std::to_string(cv) + "; the kernel loads columns as vectors of " +
+                                 std::to_string(cv) + ")";
+        if (cols % cv != 0)
+            return "columns: w = " + std::to_string(p.W) +
+                   (flat ? ", one row of h * w = " + std::to_string(cols) : std::string(" per row")) + need;
+        int rows = q.row_align;
+        if (rows == 0) rows = p.W & -p.W;  // packed: the H stride is W
+        if (q.base_align % cv != 0 || (!flat && rows % cv != 0))
+            return "tensors: base addresses and strides of dy and dx in elements: aligned to " +
+                   std::to_string(std::min(q.base_align, flat ? q.base_align : rows)) + need;
+    }
     return {};
 }
 
-const KernelInfo *select_kernel(const Query &q) {
+const KernelInfo *select_kernel(const Query &q, std::string *why_none) {
     const bool verbose = verbose_dispatch();
     const std::string key = problem_key(q);
     for (const TunedRow *t = kTuned; t->key; ++t) {
@@ -81,8 +105,10 @@ const KernelInfo *select_kernel(const Query &q) {
             return k;
         }
         // Kernels of another direction, device, dtype or layout are not worth a line each.
-        if (verbose && k->dir == q.dir && k->device == q.device && k->dtype == q.problem.dtype &&
-            k->layout == q.problem.layout)
+        const bool same_kind = k->dir == q.dir && k->device == q.device && k->dtype == q.problem.dtype &&
+                               k->layout == q.problem.layout;
+        if (same_kind && why_none && why_none->empty()) *why_none = std::string(k->name) + ": " + why;
+        if (verbose && same_kind)
             std::fprintf(stderr, "convbwd dispatch: [%s] rejected %s: %s\n", key.c_str(), k->name, why.c_str());
     }
     if (verbose) std::fprintf(stderr, "convbwd dispatch: [%s] no kernel\n", key.c_str());

@@ -50,6 +50,9 @@ bool flattens_pointwise_plane(const KernelInfo &k, const ConvProblem &p);
 // The channel vector of kernel k (BwdDataGpuParams::vec): k requires C and C / groups to be
 // multiples of it (1: any).
 int channel_vector(const KernelInfo &k);
+// A GPU backward-data kernel's column vector (NCHW read in place, xvec): its rows (flat: planes)
+// and the tensors' strides and bases must be multiples of it; 1 for every other kernel.
+int column_vector(const KernelInfo &k);
 
 // The registry, in kernel-list order (= dispatch priority).
 const KernelInfo *kernels_begin();
@@ -75,6 +78,13 @@ struct Query {
     ConvProblem problem;
     Direction dir = Direction::BwdData;
     Device device = Device::Host;
+    // Of the activation tensors (dy and dx; x and dy), for kernels that load them as vectors.
+    // run() fills these from the caller's tensors; a query without tensors (convbwd_select_kernel,
+    // convbwd_workspace_size) assumes packed ones from an allocator's aligned base.
+    int base_align = 16;       // largest power of two <= 16 dividing every base address (in
+                               // elements) and every N and C stride
+    int row_align = 0;         // the same for the H strides; 0: packed (from W)
+    bool planes_dense = true;  // every H stride is W (an (H, W) plane can be read as one row)
 };
 
 // Empty when the kernel can implement the query, else why not ("stride_class s1, problem stride 2x2").
@@ -82,7 +92,9 @@ std::string cannot_implement(const KernelInfo &k, const Query &q);
 
 // Tuned table first, then the first kernel in list order that can implement the query.
 // With CONVBWD_VERBOSE=dispatch, prints each rejection and the choice to stderr.
-const KernelInfo *select_kernel(const Query &q);
+// why_none (optional): where no kernel is found, the first rejection of a kernel of the query's
+// direction, device, dtype and layout.
+const KernelInfo *select_kernel(const Query &q, std::string *why_none = nullptr);
 
 // Stable key of a problem for tuned tables: new fields go in an optional suffix.
 std::string problem_key(const Query &q);

@@ -91,6 +91,11 @@ int channel_vector(const KernelInfo &k) {
     return gpu_data_params(k).channel_vector();
 }
 
+int column_vector(const KernelInfo &k) {
+    if (k.dir != Direction::BwdData || k.device == Device::Host) return 1;
+    return gpu_data_params(k).column_vector();
+}
+
 int64_t weight_splits(const KernelInfo &k, const ConvProblem &p) {
     return wgrad_splits((int64_t)p.N * p.P, weight_max_splits(k, p));
 }
