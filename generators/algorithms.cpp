@@ -196,8 +196,15 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
 
     Var xx("xx"), yy("yy"), c("c"), n("n"), q("q"), p("p"), kk("k");
     g.x_f = Func("x_f");
-    g.x_f(xx, yy, c, n) = select(in_range(xx, a.W) && in_range(yy, a.H),
-                                 decode(x(clamp(xx, 0, a.W - 1), clamp(yy, 0, a.H - 1), c, n), t), 0.0f);
+    if (k.filter == 1) {
+        // Pointwise (no padding): output column q reads x at q * stride <= (Q - 1) * stride <=
+        // W - 1, always inside x, so its loads stay plain (no range test, no clamp), as
+        // backward-data's pointwise dy loads.
+        g.x_f(xx, yy, c, n) = decode(x(xx, yy, c, n), t);
+    } else {
+        g.x_f(xx, yy, c, n) = select(in_range(xx, a.W) && in_range(yy, a.H),
+                                     decode(x(clamp(xx, 0, a.W - 1), clamp(yy, 0, a.H - 1), c, n), t), 0.0f);
+    }
     g.dy_f = Func("dy_f");
     g.dy_f(q, p, kk, n) = decode(dy(q, p, kk, n), t);
 

@@ -23,6 +23,12 @@ public:
         ConvArgs args = bwd_data_args();
         BwdDataGraph g = build_bwd_data(args);
         BwdDataGpuParams p{tile_c, tile_x, threads_c, threads_x, stage, first_layer, unroll_taps, narrow, flat, vec, xvec};
+        // Parameters that would otherwise be ignored, or give a kernel no problem can use.
+        _halide_user_assert(p.vec == 1 || p.vec == 4) << "vec must be 1 or 4";
+        _halide_user_assert(p.vec == 1 || p.stage == 1 || p.stage == 2) << "vec=4 needs stage 1 or 2 (w's staged copy)";
+        _halide_user_assert(p.xvec == 1 || p.xvec == 2 || p.xvec == 4) << "xvec must be 1, 2 or 4";
+        _halide_user_assert(p.xvec == 1 || p.stage == 0) << "xvec needs stage=0 (read in place)";
+        _halide_user_assert(p.stage != 3 || layout == Layout::NCHW) << "stage=3 (a padded copy in the input's layout) is for nchw";
         if (const int cv = p.channel_vector(); cv > 1) {
             // dx's channels (C) and w's (C / groups) a multiple of the vector: every channel
             // tile then starts at a multiple of it, which Halide sees (the extent symbols become

@@ -56,13 +56,15 @@ struct PaddedTensor {
     int64_t dims[4], strides[4];
     std::vector<float> storage;
     static constexpr float kSentinel = 12345.0f;
-    // align > 1 (NCHW): every stride rounded up to a multiple of it, the padding kept.
-    PaddedTensor(const int64_t d[4], Layout l, bool dense_plane, int64_t align = 1) {
+    // align > 1 (NCHW): every stride rounded up to a multiple of it, the padding kept; row_align
+    // (default align) the same for the row stride alone.
+    PaddedTensor(const int64_t d[4], Layout l, bool dense_plane, int64_t align = 1, int64_t row_align = 0) {
         std::copy(d, d + 4, dims);
         const int64_t N = d[0], C = d[1], H = d[2], W = d[3];
         auto up = [align](int64_t v) { return (v + align - 1) / align * align; };
+        const int64_t ra = row_align ? row_align : align;
         if (l == Layout::NCHW) {  // rows padded by 3 (plane not dense) or the plane by 5
-            const int64_t row = dense_plane ? W : up(W + 3), plane = up(H * row + 5);
+            const int64_t row = dense_plane ? W : (W + 3 + ra - 1) / ra * ra, plane = up(H * row + 5);
             strides[3] = 1, strides[2] = row, strides[1] = plane, strides[0] = up(C * plane + 2);
         } else {  // pixels padded by 2 channels (plane dense), rows by one pixel (not dense)
             const int64_t px = C + 2, row = (dense_plane ? W : W + 1) * px;
@@ -147,11 +149,25 @@ TEST_CASE("flat backward-data kernels on padded strides") {
         // strides that are multiples of 4: rows of 8 and strides rounded up to multiples of 4 run;
         // rows of 9, or the unrounded strides, are refused, naming what (the last two cases).
         const bool xvec = std::strstr(d.schedule, "xvec=4") != nullptr;
-        struct Case { bool dense_plane; float beta; int W; int64_t align; };
+        // Refused cases name what: `refusal` (empty: the case runs).
+        struct Case {
+            bool dense_plane;
+            float beta;
+            int W;
+            int64_t align, row_align, base_offset;
+            const char *refusal;
+        };
         std::vector<Case> cases;
         for (bool dense_plane : {true, false})
-            for (float beta : {0.0f, 1.0f}) cases.push_back({dense_plane, beta, xvec ? 8 : 9, xvec ? 4 : 1});
-        if (xvec) cases.insert(cases.end(), {{true, 0.0f, 9, 4}, {true, 0.0f, 8, 1}, {false, 0.0f, 8, 1}});
+            for (float beta : {0.0f, 1.0f}) cases.push_back({dense_plane, beta, xvec ? 8 : 9, xvec ? 4 : 1, 0, 0, ""});
+        if (xvec) {
+            cases.push_back({true, 0.0f, 9, 4, 0, 0, "columns: w = 9"});
+            cases.push_back({true, 0.0f, 8, 1, 0, 0, "tensors: dy.strides[0] (N) = 542"});
+            cases.push_back({false, 0.0f, 8, 4, 1, 0, "tensors: dy.strides[2] (H) = 11"});
+            // A device pointer one element past an aligned one (not on OpenCL, whose tensors are
+            // cl_mem handles to buffers the driver aligns).
+            if (device != Device::OpenCL) cases.push_back({true, 0.0f, 8, 4, 0, 1, "tensors: dy.data"});
+        }
         for (const Case &cs : cases) {
             {
                 const bool dense_plane = cs.dense_plane;
@@ -169,7 +185,8 @@ TEST_CASE("flat backward-data kernels on padded strides") {
                 const int64_t xd[4] = {p.N, p.C, p.H, p.W}, yd[4] = {p.N, p.K, p.P, p.Q};
                 CAPTURE(cs.W);
                 CAPTURE(cs.align);
-                PaddedTensor dy(yd, layout, dense_plane, cs.align), dx(xd, layout, dense_plane, cs.align);
+                PaddedTensor dy(yd, layout, dense_plane, cs.align, cs.row_align),
+                    dx(xd, layout, dense_plane, cs.align, cs.row_align);
                 HostTensor w(w_dims(p), DType::F32, layout);
                 w.fill_random_ints(rng);
                 std::uniform_int_distribution<int> small(-2, 2);
@@ -189,12 +206,13 @@ TEST_CASE("flat backward-data kernels on padded strides") {
                 convbwd_exec exec{};
                 exec.kernel = d.name;
                 exec.target = d.target;
-                if (xvec && (cs.W % 4 != 0 || cs.align % 4 != 0)) {
+                if (*cs.refusal) {
                     // Refused before anything runs (host pointers are never touched).
+                    tdy.data = dy.storage.data() + cs.base_offset;
                     const convbwd_status st = convbwd_bwd_data(&cp, &tdy, &tw, &tdx, 1.0f, beta, &exec);
                     CHECK(st == CONVBWD_NO_KERNEL);
                     const std::string err = convbwd_last_error();
-                    CHECK_MESSAGE(err.find(cs.W % 4 ? "columns: w = 9" : "tensors: ") != std::string::npos, err);
+                    CHECK_MESSAGE(err.find(cs.refusal) != std::string::npos, err);
                     continue;
                 }
                 convbwd_status st;

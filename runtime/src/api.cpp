@@ -129,9 +129,12 @@ void make_view(const TensorArg &a, DType t, Layout l, HalideView *v) {
 }
 
 // Fills the query's alignment fields from the activation tensors (args 0 and 2 for backward-data,
-// 0 and 1 for backward-weight): kernels that load columns as vectors check them.
+// 0 and 1 for backward-weight): kernels that load columns as vectors check them. On OpenCL a
+// tensor's data is a cl_mem handle, whose buffer the driver aligns (CL_DEVICE_MEM_BASE_ADDR_ALIGN):
+// only its strides count there.
 void describe_activations(const TensorArg *args, Layout l, Query *q) {
     auto pow2_of = [](int64_t v) { return (int)std::min<int64_t>(16, v == 0 ? 16 : (v & -v)); };
+    static const char *const kDim[4] = {"N", "C", "H", "W"};
     int base = 16, rows = 16;
     bool dense = true;
     const int acts[2] = {0, q->dir == Direction::BwdData ? 2 : 1};
@@ -144,9 +147,19 @@ void describe_activations(const TensorArg *args, Layout l, Query *q) {
             packed_strides(l, a.extents, s);
         const int64_t eb = dtype_bytes((DType)a.t->dtype);
         const uintptr_t addr = (uintptr_t)a.t->data;
-        base = std::min({base, addr % eb ? 1 : pow2_of((int64_t)(addr / eb)), pow2_of(s[0]), pow2_of(s[1])});
-        rows = std::min(rows, pow2_of(s[2]));
-        if (l == Layout::NCHW && s[2] != a.extents[3]) dense = false;
+        if (q->device != Device::OpenCL) {
+            const int b = addr % eb ? 1 : pow2_of((int64_t)(addr / eb));
+            q->alignments.push_back({b, false, std::string(a.name) + ".data"});
+            base = std::min(base, b);
+        }
+        for (int d : {0, 1, 2}) {
+            const int al = pow2_of(s[d]);
+            q->alignments.push_back({al, d == 2, std::string(a.name) + ".strides[" + std::to_string(d) + "] (" +
+                                                     kDim[d] + ") = " + std::to_string(s[d])});
+            if (d == 2) rows = std::min(rows, al);
+            else base = std::min(base, al);
+        }
+        if (s[2] != a.extents[3] * s[3]) dense = false;
     }
     q->base_align = base;
     q->row_align = rows;
@@ -193,11 +206,11 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     if (!std::isfinite(beta)) return report(fail(CONVBWD_BAD_PARAM, "beta is not finite"));
 
     Query q{p, dir, Device::Host};
-    describe_activations(args, p.layout, &q);
     convbwd_exec defaults{};
     const convbwd_exec &ex = exec ? *exec : defaults;
     s = device_of(ex.target, &q.device);
     if (!s.ok()) return report(s);
+    describe_activations(args, p.layout, &q);
 
     const KernelInfo *k = nullptr;
     s = resolve_kernel(q, ex.kernel, &k);

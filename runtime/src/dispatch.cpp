@@ -55,14 +55,11 @@ std::string cannot_implement(const KernelInfo &k, const Query &q) {
         return std::string("filter_class ") + to_string(k.filter) + ", problem filter " + dims(p.R, p.S) + " pad " +
                std::to_string(p.pad_top) + "," + std::to_string(p.pad_bottom) + "," + std::to_string(p.pad_left) +
                "," + std::to_string(p.pad_right) + " dilation " + dims(p.dilation_h, p.dilation_w);
-    if (k.device != Device::Host) {
-        // Every GPU kernel puts rows x images (padded rows where it stages its input) on one grid
-        // dim that holds at most 65535 blocks (CUDA's y and z; kept for every GPU target).
-        const int64_t rows = (int64_t)std::max(p.H + p.pad_top + p.pad_bottom, p.P) * p.N;
-        if (rows > 65535)
-            return "rows: (h + pad_top + pad_bottom) * n = " + std::to_string(rows) +
-                   " exceeds the 65535 blocks of the GPU grid dim that rows and images share";
-    }
+    // GPU kernels put rows x images (and staged copies their padded rows) on a grid dim that
+    // holds at most 65535 blocks (CUDA's y and z; kept for every GPU target).
+    if (const int64_t rows = gpu_grid_rows(k, q); rows > 65535)
+        return "rows: h = " + std::to_string(p.H) + ", n = " + std::to_string(p.N) + ": the kernel puts " +
+               std::to_string(rows) + " rows x images (padded, or filter rows x k) on a GPU grid dim of at most 65535 blocks";
     const int v = channel_vector(k);
     if (v > 1 && (p.C % v != 0 || (p.C / p.G) % v != 0))
         return "channels: c = " + std::to_string(p.C) + ", groups = " + std::to_string(p.G) +
@@ -79,15 +76,23 @@ std::string cannot_implement(const KernelInfo &k, const Query &q) {
                    (flat ? ", one row of h * w = " + std::to_string(cols) : std::string(" per row")) + need;
         int rows = q.row_align;
         if (rows == 0) rows = p.W & -p.W;  // packed: the H stride is W
-        if (q.base_align % cv != 0 || (!flat && rows % cv != 0))
-            return "tensors: base addresses and strides of dy and dx in elements: aligned to " +
-                   std::to_string(std::min(q.base_align, flat ? q.base_align : rows)) + need;
+        if (q.base_align % cv != 0 || (!flat && rows % cv != 0)) {
+            std::string field = "dy's and dx's rows (w = " + std::to_string(p.W) + ")";  // packed H strides
+            for (const Query::Alignment &al : q.alignments)
+                if (al.align % cv != 0 && !(flat && al.row)) {
+                    field = al.field;
+                    break;
+                }
+            return "tensors: " + field + ": base addresses and strides must be multiples of " + std::to_string(cv) +
+                   " elements" + need;
+        }
     }
     return {};
 }
 
 const KernelInfo *select_kernel(const Query &q, std::string *why_none) {
     const bool verbose = verbose_dispatch();
+    bool why_none_specific = false;
     const std::string key = problem_key(q);
     for (const TunedRow *t = kTuned; t->key; ++t) {
         if (key != t->key) continue;
@@ -107,7 +112,13 @@ const KernelInfo *select_kernel(const Query &q, std::string *why_none) {
         // Kernels of another direction, device, dtype or layout are not worth a line each.
         const bool same_kind = k->dir == q.dir && k->device == q.device && k->dtype == q.problem.dtype &&
                                k->layout == q.problem.layout;
-        if (same_kind && why_none && why_none->empty()) *why_none = std::string(k->name) + ": " + why;
+        // Report the first rejection past the class checks (a kernel of the problem's class that
+        // still cannot take it), else the first one.
+        const bool past_class = why.rfind("stride_class ", 0) != 0 && why.rfind("filter_class ", 0) != 0;
+        if (same_kind && why_none && (why_none->empty() || (past_class && !why_none_specific))) {
+            *why_none = std::string(k->name) + ": " + why;
+            why_none_specific = past_class;
+        }
         if (verbose && same_kind)
             std::fprintf(stderr, "convbwd dispatch: [%s] rejected %s: %s\n", key.c_str(), k->name, why.c_str());
     }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "HalideRuntime.h"
 #include "convbwd/convbwd.h"
@@ -50,6 +51,10 @@ bool flattens_pointwise_plane(const KernelInfo &k, const ConvProblem &p);
 // The channel vector of kernel k (BwdDataGpuParams::vec): k requires C and C / groups to be
 // multiples of it (1: any).
 int channel_vector(const KernelInfo &k);
+// Struct Query is declared below; the rows x images (or filter rows x k) a GPU kernel puts on one
+// grid dim of at most 65535 blocks for this query (0 for host kernels and where none does).
+struct Query;
+int64_t gpu_grid_rows(const KernelInfo &k, const Query &q);
 // A GPU backward-data kernel's column vector (NCHW read in place, xvec): its rows (flat: planes)
 // and the tensors' strides and bases must be multiples of it; 1 for every other kernel.
 int column_vector(const KernelInfo &k);
@@ -84,7 +89,16 @@ struct Query {
     int base_align = 16;       // largest power of two <= 16 dividing every base address (in
                                // elements) and every N and C stride
     int row_align = 0;         // the same for the H strides; 0: packed (from W)
-    bool planes_dense = true;  // every H stride is W (an (H, W) plane can be read as one row)
+    bool planes_dense = true;  // every H stride is W times the W stride (an (H, W) plane can
+                               // be read as one row)
+    // Each of those fields with its alignment in elements (the largest power of two <= 16
+    // dividing it), as {4, false, "dx.strides[1] (C) = 60"}; H strides have `row` set.
+    struct Alignment {
+        int align;
+        bool row;
+        std::string field;
+    };
+    std::vector<Alignment> alignments;
 };
 
 // Empty when the kernel can implement the query, else why not ("stride_class s1, problem stride 2x2").

@@ -91,6 +91,30 @@ int channel_vector(const KernelInfo &k) {
     return gpu_data_params(k).channel_vector();
 }
 
+int64_t gpu_grid_rows(const KernelInfo &k, const Query &q) {
+    const ConvProblem &p = q.problem;
+    if (k.device == Device::Host) return 0;
+    const int64_t N = p.N, H = p.H, pads = (int64_t)p.pad_top + p.pad_bottom;
+    if (k.dir == Direction::BwdData) {
+        const BwdDataGpuParams g = gpu_data_params(k);
+        // The output (and a stride phase array) fuses rows and images; a plane read as one row
+        // (flat) has one row per image.
+        const bool flat = flattens_pointwise_plane(k, p) && q.planes_dense;
+        int64_t rows = flat ? N : H * N;
+        if (g.stage == 1 || g.stage == 2) {
+            // The channels-innermost copies: dy's rows with its border (at stride 1 the filter's
+            // reach, dil * (R - 1), whatever the padding), and w's filter rows x k.
+            const int64_t dy_rows = flat ? 1 : H + std::max<int64_t>(pads, (int64_t)p.dilation_h * (p.R - 1));
+            rows = std::max({rows, dy_rows * N, (int64_t)p.R * p.K});
+        }
+        return rows;  // stage 3's copy puts its rows on the grid's first dim
+    }
+    // Backward-weight: only the channels-innermost copies (x with its border, NCHW dy) fuse rows
+    // and images; the kernels themselves put splits and filter taps on the grid.
+    const BwdWeightGpuParams g = parse_schedule<BwdWeightGpuParams>(k);
+    return g.stage ? std::max(H + pads, (int64_t)p.P) * N : 0;
+}
+
 int column_vector(const KernelInfo &k) {
     if (k.dir != Direction::BwdData || k.device == Device::Host) return 1;
     return gpu_data_params(k).column_vector();
