@@ -97,6 +97,17 @@ bool usable_kernel(const convbwd_kernel_desc &d, Device *device) {
     return false;
 }
 
+// Backward-data kernel `name` on p with alpha 1 and `beta` against the reference: it runs, writes
+// every element of dx and matches.
+void check_data_kernel(const ConvProblem &p, const char *name, std::mt19937 &rng, float beta, Device device) {
+    CAPTURE(describe(p, Direction::BwdData));
+    CAPTURE(beta);
+    RunResult r = run_against_reference(p, Direction::BwdData, name, rng, 1.0f, beta, device);
+    REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
+    CHECK_MESSAGE(r.verify.unwritten == 0, r.verify.unwritten, " elements not written; ", r.verify.first_bad);
+    CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
+}
+
 // Calls body(d, device) for every kernel that keep(d) takes and whose device is usable here;
 // returns how many keep took (those skipped for their device included).
 template <class Keep, class Body>
@@ -276,13 +287,7 @@ TEST_CASE("vec: channel-vector backward-data kernels over channel, column and gr
                                   .pad_top = R / 2, .pad_bottom = R / 2, .pad_left = R / 2, .pad_right = R / 2,
                                   .stride_h = stride, .stride_w = stride, .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
                     p = with_derived_output(p);
-                    CAPTURE(describe(p, Direction::BwdData));
-                    const float beta = tested % 2 ? -2.0f : 0.0f;
-                    CAPTURE(beta);
-                    RunResult r = run_against_reference(p, Direction::BwdData, d.name, rng, 1.0f, beta, device);
-                    REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
-                    CHECK_MESSAGE(r.verify.unwritten == 0, r.verify.unwritten, " elements not written; ", r.verify.first_bad);
-                    CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
+                    check_data_kernel(p, d.name, rng, tested % 2 ? -2.0f : 0.0f, device);
                     tested++;
                 }
         CHECK(tested > 0);
@@ -303,11 +308,7 @@ TEST_CASE("stage3: padded-copy backward-data kernels over many channel-images") 
                       .pad_top = k3, .pad_bottom = k3, .pad_left = k3, .pad_right = k3, .stride_h = stride,
                       .stride_w = stride, .layout = Layout::NCHW};
         p = with_derived_output(p);
-        CAPTURE(describe(p, Direction::BwdData));
-        RunResult r = run_against_reference(p, Direction::BwdData, d.name, rng, 1.0f, 0.0f, device);
-        REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
-        CHECK_MESSAGE(r.verify.unwritten == 0, r.verify.unwritten, " elements not written; ", r.verify.first_bad);
-        CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
+        check_data_kernel(p, d.name, rng, 0.0f, device);
         });
     MESSAGE(kernels, " padded-copy kernels");
 }
@@ -329,13 +330,7 @@ TEST_CASE("xvec: column-vector backward-data kernels over column, channel and gr
                     ConvProblem p{.N = 2, .C = C, .H = hw.first, .W = hw.second, .K = 6 * G, .R = 1, .S = 1, .G = G,
                                   .layout = Layout::NCHW};
                     p = with_derived_output(p);
-                    CAPTURE(describe(p, Direction::BwdData));
-                    const float beta = tested % 2 ? -2.0f : 0.0f;
-                    CAPTURE(beta);
-                    RunResult r = run_against_reference(p, Direction::BwdData, d.name, rng, 1.0f, beta, device);
-                    REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
-                    CHECK_MESSAGE(r.verify.unwritten == 0, r.verify.unwritten, " elements not written; ", r.verify.first_bad);
-                    CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
+                    check_data_kernel(p, d.name, rng, tested % 2 ? -2.0f : 0.0f, device);
                     tested++;
                 }
         CHECK(tested > 0);

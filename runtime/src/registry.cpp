@@ -65,18 +65,22 @@ int64_t weight_max_splits(const KernelInfo &k, const ConvProblem &p) {
 }
 
 namespace {
-// A GPU backward-data kernel's schedule parameters, parsed once per registry entry (the dispatcher
-// asks for every candidate of every call).
-BwdDataGpuParams gpu_data_params(const KernelInfo &k) {
-    static const std::vector<BwdDataGpuParams> parsed = [] {
-        std::vector<BwdDataGpuParams> v;
+// A GPU kernel's schedule parameters (Params: its direction's struct), parsed once per registry
+// entry (the dispatcher asks for every candidate of every call).
+template <class Params>
+Params gpu_params(const KernelInfo &k, Direction dir) {
+    static const std::vector<Params> parsed = [dir] {
+        std::vector<Params> v;
         for (const KernelInfo *i = kernels_begin(); i != kernels_end(); ++i)
-            v.push_back(i->dir == Direction::BwdData && i->device != Device::Host ? parse_schedule<BwdDataGpuParams>(*i)
-                                                                                  : BwdDataGpuParams{});
+            v.push_back(i->dir == dir && i->device != Device::Host ? parse_schedule<Params>(*i) : Params{});
         return v;
     }();
     if (&k >= kernels_begin() && &k < kernels_end()) return parsed[(size_t)(&k - kernels_begin())];
-    return parse_schedule<BwdDataGpuParams>(k);  // not a registry entry
+    return parse_schedule<Params>(k);  // not a registry entry
+}
+BwdDataGpuParams gpu_data_params(const KernelInfo &k) { return gpu_params<BwdDataGpuParams>(k, Direction::BwdData); }
+BwdWeightGpuParams gpu_weight_params(const KernelInfo &k) {
+    return gpu_params<BwdWeightGpuParams>(k, Direction::BwdWeight);
 }
 }  // namespace
 
@@ -111,8 +115,7 @@ int64_t gpu_grid_rows(const KernelInfo &k, const Query &q) {
     }
     // Backward-weight: only the channels-innermost copies (x with its border, NCHW dy) fuse rows
     // and images; the kernels themselves put splits and filter taps on the grid.
-    const BwdWeightGpuParams g = parse_schedule<BwdWeightGpuParams>(k);
-    return g.stage ? std::max(H + pads, (int64_t)p.P) * N : 0;
+    return gpu_weight_params(k).stage ? std::max(H + pads, (int64_t)p.P) * N : 0;
 }
 
 int column_vector(const KernelInfo &k) {
