@@ -211,11 +211,17 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     // through the fused block index that these extents are 1.
     g.acc.bound_extent(g.my, 1).bound_extent(n, 1);
     g.acc.store_in(MemoryType::Register);
+    // A thread's register tile, in both of acc's definitions: its columns unrolled (colv: the
+    // columns innermost as vectors, then the channels, so one vector load of dy per k serves
+    // tile_c vector FMAs), its channels unrolled or (vec) a vector.
     Var mxo("mxo"), mxi("mxi");
-    if (colv > 1) g.acc.split(g.mx, mxo, mxi, colv).reorder(mxi, c, mxo).vectorize(mxi).unroll(mxo);
-    else g.acc.unroll(g.mx);
-    if (vec) g.acc.vectorize(c);
-    else g.acc.unroll(c);
+    auto register_tile = [&](Stage s) {
+        if (colv > 1) s.split(g.mx, mxo, mxi, colv).reorder(mxi, c, mxo).vectorize(mxi).unroll(mxo);
+        else s.unroll(g.mx);
+        if (vec) s.vectorize(c);
+        else s.unroll(c);
+    };
+    register_tile(g.acc);
     if (p.unroll_taps && fc != FilterClass::Any) {
         // A compile-time filter's taps along x unrolled inside the k loop: the columns of a tile
         // and its taps read overlapping dy (column m, tap j reads m - j), loaded once.
@@ -225,16 +231,8 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     } else {
         g.acc.update().reorder(c, g.mx, g.phx, g.r.x, g.r.y, g.r.z, g.my, g.phy, n);
     }
-    if (colv > 1) {
-        // Columns innermost as a vector, then the channels: one vector load of dy per k serves
-        // tile_c vector FMAs.
-        g.acc.update().split(g.mx, mxo, mxi, colv).reorder(mxi, c, mxo).vectorize(mxi).unroll(mxo);
-    } else {
-        g.acc.update().unroll(g.mx);
-    }
+    register_tile(g.acc.update());
     g.acc.update().unroll(g.phx);
-    if (vec) g.acc.update().vectorize(c);
-    else g.acc.update().unroll(c);
     g.acc.update().specialize(a.groups == 1);
 }
 

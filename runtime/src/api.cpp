@@ -109,12 +109,17 @@ Status check_tensors(TensorArg *args, int count, DType *dtype, Layout *layout) {
     return {};
 }
 
-void make_view(const TensorArg &a, DType t, Layout l, HalideView *v) {
-    int64_t s[4];
+// A tensor's strides in N, C, H, W order: the caller's, or packed for the layout where all are 0.
+void strides_of(const TensorArg &a, Layout l, int64_t s[4]) {
     if (a.t->strides[0] || a.t->strides[1] || a.t->strides[2] || a.t->strides[3])
-        std::memcpy(s, a.t->strides, sizeof s);
+        std::memcpy(s, a.t->strides, 4 * sizeof(int64_t));
     else
         packed_strides(l, a.extents, s);
+}
+
+void make_view(const TensorArg &a, DType t, Layout l, HalideView *v) {
+    int64_t s[4];
+    strides_of(a, l, s);
     // halide dim d (innermost first) = logical dim 3 - d
     for (int d = 0; d < 4; d++) {
         v->dim[d].min = 0;
@@ -135,34 +140,21 @@ void make_view(const TensorArg &a, DType t, Layout l, HalideView *v) {
 void describe_activations(const TensorArg *args, Layout l, Query *q) {
     auto pow2_of = [](int64_t v) { return (int)std::min<int64_t>(16, v == 0 ? 16 : (v & -v)); };
     static const char *const kDim[4] = {"N", "C", "H", "W"};
-    int base = 16, rows = 16;
     bool dense = true;
     const int acts[2] = {0, q->dir == Direction::BwdData ? 2 : 1};
     for (int i : acts) {
         const TensorArg &a = args[i];
-        int64_t s[4];  // N, C, H, W order
-        if (a.t->strides[0] || a.t->strides[1] || a.t->strides[2] || a.t->strides[3])
-            std::memcpy(s, a.t->strides, sizeof s);
-        else
-            packed_strides(l, a.extents, s);
+        int64_t s[4];
+        strides_of(a, l, s);
         const int64_t eb = dtype_bytes((DType)a.t->dtype);
         const uintptr_t addr = (uintptr_t)a.t->data;
-        if (q->device != Device::OpenCL) {
-            const int b = addr % eb ? 1 : pow2_of((int64_t)(addr / eb));
-            q->alignments.push_back({b, false, std::string(a.name) + ".data"});
-            base = std::min(base, b);
-        }
-        for (int d : {0, 1, 2}) {
-            const int al = pow2_of(s[d]);
-            q->alignments.push_back({al, d == 2, std::string(a.name) + ".strides[" + std::to_string(d) + "] (" +
-                                                     kDim[d] + ") = " + std::to_string(s[d])});
-            if (d == 2) rows = std::min(rows, al);
-            else base = std::min(base, al);
-        }
+        if (q->device != Device::OpenCL)
+            q->alignments.push_back({addr % eb ? 1 : pow2_of((int64_t)(addr / eb)), false, std::string(a.name) + ".data"});
+        for (int d : {0, 1, 2})
+            q->alignments.push_back({pow2_of(s[d]), d == 2, std::string(a.name) + ".strides[" + std::to_string(d) +
+                                                                "] (" + kDim[d] + ") = " + std::to_string(s[d])});
         if (s[2] != a.extents[3] * s[3]) dense = false;
     }
-    q->base_align = base;
-    q->row_align = rows;
     q->planes_dense = dense;
 }
 
@@ -244,10 +236,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     // Kernels built for it (flat) see a pointwise stride-1 problem with dense dy and dx planes as
     // one row of H*W columns: late layers' rows of 7 or 14 columns would leave most of a block's
     // column threads idle.
-    auto plane_dense = [](const HalideView &v) {
-        return (int64_t)v.dim[1].stride == (int64_t)v.dim[0].extent * v.dim[0].stride;
-    };
-    if (dir == Direction::BwdData && flattens_pointwise_plane(*k, p) && plane_dense(a) && plane_dense(out))
+    if (dir == Direction::BwdData && flattens_pointwise_plane(*k, p) && q.planes_dense)
         for (HalideView *v : {&a, &out}) {
             v->dim[0].extent *= v->dim[1].extent;
             v->dim[1].extent = 1;

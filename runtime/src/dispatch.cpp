@@ -74,18 +74,11 @@ std::string cannot_implement(const KernelInfo &k, const Query &q) {
         if (cols % cv != 0)
             return "columns: w = " + std::to_string(p.W) +
                    (flat ? ", one row of h * w = " + std::to_string(cols) : std::string(" per row")) + need;
-        int rows = q.row_align;
-        if (rows == 0) rows = p.W & -p.W;  // packed: the H stride is W
-        if (q.base_align % cv != 0 || (!flat && rows % cv != 0)) {
-            std::string field = "dy's and dx's rows (w = " + std::to_string(p.W) + ")";  // packed H strides
-            for (const Query::Alignment &al : q.alignments)
-                if (al.align % cv != 0 && !(flat && al.row)) {
-                    field = al.field;
-                    break;
-                }
-            return "tensors: " + field + ": base addresses and strides must be multiples of " + std::to_string(cv) +
-                   " elements" + need;
-        }
+        // Packed tensors (no entries) are aligned once the row is: their strides are multiples of W.
+        for (const Query::Alignment &al : q.alignments)
+            if (al.align % cv != 0 && !(flat && al.row))
+                return "tensors: " + al.field + ": base addresses and strides must be multiples of " +
+                       std::to_string(cv) + " elements" + need;
     }
     return {};
 }

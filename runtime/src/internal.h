@@ -85,14 +85,11 @@ struct Query {
     Device device = Device::Host;
     // Of the activation tensors (dy and dx; x and dy), for kernels that load them as vectors.
     // run() fills these from the caller's tensors; a query without tensors (convbwd_select_kernel,
-    // convbwd_workspace_size) assumes packed ones from an allocator's aligned base.
-    int base_align = 16;       // largest power of two <= 16 dividing every base address (in
-                               // elements) and every N and C stride
-    int row_align = 0;         // the same for the H strides; 0: packed (from W)
+    // convbwd_workspace_size) means packed ones from an allocator's aligned base (no entries).
     bool planes_dense = true;  // every H stride is W times the W stride (an (H, W) plane can
                                // be read as one row)
-    // Each of those fields with its alignment in elements (the largest power of two <= 16
-    // dividing it), as {4, false, "dx.strides[1] (C) = 60"}; H strides have `row` set.
+    // Each base address and N, C and H stride with its alignment in elements (the largest power
+    // of two <= 16 dividing it), as {4, false, "dx.strides[1] (C) = 60"}; H strides have `row`.
     struct Alignment {
         int align;
         bool row;

@@ -41,29 +41,6 @@ Params parse_schedule(const KernelInfo &k) {
 }
 }  // namespace
 
-int64_t weight_max_splits(const KernelInfo &k, const ConvProblem &p) {
-    const int64_t rows = (int64_t)p.N * p.P, Cg = p.C / p.G;
-    const int64_t partial_bytes = (int64_t)p.K * Cg * p.R * p.S * (int64_t)sizeof(float);
-    // Workspace at most 256 MiB, whatever the cap.
-    const int64_t by_workspace = std::max<int64_t>(1, (int64_t{256} << 20) / std::max<int64_t>(partial_bytes, 1));
-    int64_t want;
-    if (k.device == Device::Host) {
-        want = parse_schedule<BwdWeightHostParams>(k).max_splits;
-    } else {
-        // Enough blocks per launch (one launch per filter tap) to fill a large GPU: split_blocks
-        // (528 = 4 x 132 multiprocessors) from the tiles one split has.
-        BwdWeightGpuParams g = parse_schedule<BwdWeightGpuParams>(k);
-        int64_t tiles = ((Cg + g.tile_c * g.threads_c - 1) / (g.tile_c * g.threads_c)) *
-                        ((p.K + g.tile_k * g.threads_k - 1) / (g.tile_k * g.threads_k));
-        // As schedules/gpu.cpp's first-layer tile: blocks of k tiles x filter rows.
-        if (g.fuse_taps && takes_first_layer_tile<int64_t>(g, Cg, p.K, p.S))
-            tiles = ((p.K + g.tile_k * g.threads_k - 1) / (g.tile_k * g.threads_k)) *
-                    ((p.R + g.threads_c - 1) / g.threads_c);
-        want = std::min<int64_t>(g.max_splits, (std::max(1, g.split_blocks) + tiles - 1) / tiles);
-    }
-    return std::max<int64_t>(1, std::min({want, by_workspace, rows}));
-}
-
 namespace {
 // A GPU kernel's schedule parameters (Params: its direction's struct), parsed once per registry
 // entry (the dispatcher asks for every candidate of every call).
@@ -83,6 +60,29 @@ BwdWeightGpuParams gpu_weight_params(const KernelInfo &k) {
     return gpu_params<BwdWeightGpuParams>(k, Direction::BwdWeight);
 }
 }  // namespace
+
+int64_t weight_max_splits(const KernelInfo &k, const ConvProblem &p) {
+    const int64_t rows = (int64_t)p.N * p.P, Cg = p.C / p.G;
+    const int64_t partial_bytes = (int64_t)p.K * Cg * p.R * p.S * (int64_t)sizeof(float);
+    // Workspace at most 256 MiB, whatever the cap.
+    const int64_t by_workspace = std::max<int64_t>(1, (int64_t{256} << 20) / std::max<int64_t>(partial_bytes, 1));
+    int64_t want;
+    if (k.device == Device::Host) {
+        want = parse_schedule<BwdWeightHostParams>(k).max_splits;
+    } else {
+        // Enough blocks per launch (one launch per filter tap) to fill a large GPU: split_blocks
+        // (528 = 4 x 132 multiprocessors) from the tiles one split has.
+        const BwdWeightGpuParams g = gpu_weight_params(k);
+        int64_t tiles = ((Cg + g.tile_c * g.threads_c - 1) / (g.tile_c * g.threads_c)) *
+                        ((p.K + g.tile_k * g.threads_k - 1) / (g.tile_k * g.threads_k));
+        // As schedules/gpu.cpp's first-layer tile: blocks of k tiles x filter rows.
+        if (g.fuse_taps && takes_first_layer_tile<int64_t>(g, Cg, p.K, p.S))
+            tiles = ((p.K + g.tile_k * g.threads_k - 1) / (g.tile_k * g.threads_k)) *
+                    ((p.R + g.threads_c - 1) / g.threads_c);
+        want = std::min<int64_t>(g.max_splits, (std::max(1, g.split_blocks) + tiles - 1) / tiles);
+    }
+    return std::max<int64_t>(1, std::min({want, by_workspace, rows}));
+}
 
 bool flattens_pointwise_plane(const KernelInfo &k, const ConvProblem &p) {
     if (k.dir != Direction::BwdData || k.device == Device::Host) return false;
