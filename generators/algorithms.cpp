@@ -216,16 +216,23 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
     g.rr = RDom(0, a.Q, 0, g.rows, "rr");
     Expr row = g.sp * g.rows + g.rr.y;
     g.rr.where(row < rows_total);
-    // Rows past the end are never executed (where), but bounds inference sees them: clamp n.
-    Expr n_of = min(row / a.P, a.N - 1), p_of = row % a.P;
+    // Rows past the end are never executed (where), but bounds inference sees them: n is clamped.
     Expr grp = select(a.groups == 1, 0, g.k / Kg);
     Expr c_of = grp * Cg + g.cg;
+    // x and dy by flattened row (n, p): partial reads row `rw` through these (inlined unless a
+    // schedule wraps them). A wrapper computed per row then has a one-row region, where through
+    // row % P and row / P Halide's interval arithmetic would see every row of the split.
+    Var rw("rw"), dyy("dyy");
+    Expr n_of = min(rw / a.P, a.N - 1), p_of = rw % a.P;
+    g.x_row = Func("x_row");
+    g.x_row(xx, dyy, c, rw) = g.x_f(xx, p_of * sh - pt + dyy, c, n_of);
+    g.dy_row = Func("dy_row");
+    g.dy_row(q, kk, rw) = g.dy_f(q, p_of, kk, n_of);
 
     g.partial = Func("partial");
     g.partial(g.s, g.r, g.cg, g.k, g.sp) = 0.0f;
     g.partial(g.s, g.r, g.cg, g.k, g.sp) +=
-        g.x_f(g.rr.x * sw - pl + g.s * dwl, p_of * sh - pt + g.r * dh, c_of, n_of) *
-        g.dy_f(g.rr.x, p_of, g.k, n_of);
+        g.x_row(g.rr.x * sw - pl + g.s * dwl, g.r * dh, c_of, row) * g.dy_row(g.rr.x, g.k, row);
     g.ws = ws;
     g.ws(g.s, g.r, g.cg, g.k, g.sp) = g.partial(g.s, g.r, g.cg, g.k, g.sp);
 

@@ -68,11 +68,25 @@ public:
     GeneratorParam<int> stage{"stage", BwdWeightGpuParams{}.stage, 0, 1};
     GeneratorParam<int> unroll_q{"unroll_q", BwdWeightGpuParams{}.unroll_q, 1, 8};
     GeneratorParam<int> tile_s{"tile_s", BwdWeightGpuParams{}.tile_s, 1, 8};
+    GeneratorParam<int> vec{"vec", BwdWeightGpuParams{}.vec, 1, 4};
 
     void generate() {
         ConvArgs args = bwd_weight_args();
         BwdWeightGraph g = build_bwd_weight(args);
-        BwdWeightGpuParams p{tile_c, tile_k, threads_c, threads_k, max_splits, split_blocks, fuse_taps, stage, unroll_q, tile_s};
+        BwdWeightGpuParams p{tile_c, tile_k, threads_c, threads_k, max_splits, split_blocks, fuse_taps, stage, unroll_q, tile_s, vec};
+        _halide_user_assert(p.vec == 1 || p.vec == 4) << "vec must be 1 or 4";
+        if (p.vec > 1) {
+            _halide_user_assert(p.stage == 1) << "vec=4 needs stage=1 (x and dy staged channels innermost)";
+            _halide_user_assert(p.tile_c % p.vec == 0 && p.tile_k % p.vec == 0) << "vec=4 needs tile_c and tile_k multiples of 4";
+            // C and K multiples of the vector (dims 2 of x, dy, dw and the workspace): every channel
+            // tile, ShiftInwards included, then starts at a multiple of it, which Halide sees (the
+            // extents become (e / vec) * vec, checked on entry; the dispatcher checks first).
+            for (auto *buf : {a, b}) buf->dim(2).set_extent((buf->dim(2).extent() / p.vec) * p.vec);
+            for (int d : {2, 3}) {
+                out->dim(d).set_extent((out->dim(d).extent() / p.vec) * p.vec);
+                ws->dim(d).set_extent((ws->dim(d).extent() / p.vec) * p.vec);
+            }
+        }
         schedule_bwd_weight_gpu(g, p, args, layout, stride_class, filter_class);
     }
 };

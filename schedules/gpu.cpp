@@ -251,29 +251,34 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
     Var sb("sb"), si("si"), ro("ro"), ri("ri");
     Expr Cg = a.C / a.groups;
 
+    // cv: x's and dy's channels loaded as vectors (vec, on staged copies aligned to it; the
+    // generator requires C and K multiples of it, so every channel tile starts at one).
+    const int cv = p.channel_vector();
     if (p.stage) {  // x (its padding materialised: no bounds test in the main loop); dy too in NCHW
-        stage_channels_innermost(g.x_f);
-        if (layout == Layout::NCHW) stage_channels_innermost(g.dy_f);
+        stage_channels_innermost(g.x_f, cv);
+        if (layout == Layout::NCHW || cv > 1) stage_channels_innermost(g.dy_f, cv);
     }
 
     // Tile shapes, first match wins.
-    //   kFirstLayer (fuse_taps): 3 or 4 input channels (a network's first layer). A thread owns
+    //   kFirstLayer (fuse_taps, not vec): 3 or 4 input channels (a network's first layer). A thread owns
     //     3 channels x tile_k x tile_s taps, so one x load serves tile_k * tile_s FMAs; threads
     //     run along k tiles and filter rows, blocks along k, rows and splits.
-    //   kFewChannels (no fuse_taps): <= 4 input channels: one channel per thread, 4 channel
+    //   kFewChannels (no fuse_taps, not vec): <= 4 input channels: one channel per thread, 4 channel
     //     threads and the rest along k.
     //   kTile: the params' register tile (with tile_s taps where S >= tile_s, if that stays
     //     within 48 accumulators); kTileNoTaps: the same without the tap tile, for S < tile_s.
-    //     Fallback (-1): 1x1, tiny problems.
+    //     Fallback (-1): 1x1 (vec: one vector each way), tiny problems.
     enum Kind { kFirstLayer, kFewChannels, kTile, kTileNoTaps };
     struct Shape { Kind kind; int tc, tk, ts, thc, thk; };
     std::vector<Shape> kinds;
     std::vector<Expr> shapes;
     const int nthreads = p.threads_c * p.threads_k;
     if (fuse_taps) {
-        kinds.push_back({kFirstLayer, 3, p.tile_k, ts, 1, p.threads_k});
-        shapes.push_back(takes_first_layer_tile(p, Cg, a.K, a.S));
-    } else {
+        if (cv == 1) {
+            kinds.push_back({kFirstLayer, 3, p.tile_k, ts, 1, p.threads_k});
+            shapes.push_back(takes_first_layer_tile(p, Cg, a.K, a.S));
+        }
+    } else if (cv == 1) {
         kinds.push_back({kFewChannels, 1, p.tile_k, 1, 4, nthreads / 4});
         shapes.push_back(Cg <= 4 && a.K >= p.tile_k);
     }
@@ -286,7 +291,8 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         shapes.push_back(Cg >= p.tile_c && a.K >= p.tile_k);
     }
     for_each_branch(g.ws, shapes, Expr(), [&](Stage s, int branch) {
-        Shape sh = branch >= 0 ? kinds[branch] : Shape{kTile, 1, 1, 1, p.threads_c, p.threads_k};
+        // The fallback's tile: 1x1, or one vector each way (C and K are multiples of it).
+        Shape sh = branch >= 0 ? kinds[branch] : Shape{kTile, cv, cv, 1, p.threads_c, p.threads_k};
         s.split(g.cg, cb, cr, sh.tc, TailStrategy::ShiftInwards)
             .split(g.k, kb, kr, sh.tk, TailStrategy::ShiftInwards)
             .split(g.s, sb, si, sh.ts, TailStrategy::ShiftInwards);
@@ -309,8 +315,8 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
     g.partial.compute_at(g.ws, fuse_taps ? sb : cbi);
     g.partial.store_in(MemoryType::Register).unroll(g.s).unroll(g.cg).unroll(g.k);
     Stage upd = g.partial.update();
+    RVar qo("qo"), qi("qi");
     if (p.unroll_q > 1) {
-        RVar qo("qo"), qi("qi");
         upd.split(g.rr.x, qo, qi, p.unroll_q, TailStrategy::GuardWithIf)
             .reorder(g.s, g.cg, g.k, qi, qo, g.rr.y)
             .unroll(qi);
@@ -319,6 +325,24 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
     }
     upd.unroll(g.s).unroll(g.cg).unroll(g.k);
     g.partial.update().specialize(a.groups == 1);
+    if (cv > 1) {
+        // One column block's x (its columns and taps) and dy, each thread's channels as vectors,
+        // loaded once into registers: 16-byte loads, none inside the FMAs. Their extents are the
+        // tile's only where a k tile stays in one group, so these kernels take groups == 1 (the
+        // dispatcher checks first).
+        g.partial.update().specialize_fail("vec kernels take groups == 1");
+        // x_row (xx, dy, c, row), dy_row (q, k, row): one row (and filter row) per block.
+        Var co("co"), ci("ci");
+        const LoopLevel at(g.partial, p.unroll_q > 1 ? VarOrRVar(qo) : VarOrRVar(g.rr.x));
+        auto in_registers = [&](Func f, int chan) {
+            std::vector<Var> v = f.args();
+            f.compute_at(at).store_in(MemoryType::Register).split(v[chan], co, ci, cv).reorder(ci, co).vectorize(ci).unroll(co);
+            for (size_t d = 0; d < v.size(); d++)
+                if ((int)d != chan) f.unroll(v[d]);
+        };
+        in_registers(g.x_row.in(g.partial), 2);
+        in_registers(g.dy_row.in(g.partial), 1);
+    }
 
     g.out.compute_root();
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {

@@ -65,7 +65,9 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) { s.parallel(g.k); });
     g.dw.compute_at(g.out, g.k);
 
-    g.ws.parallel(g.sp);  // a pipeline output: stage 1, one task per split
+    // A pipeline output: stage 1, one task per split; the copy from partial runs in the
+    // workspace's storage order.
+    g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp).parallel(g.sp);
     g.partial.compute_at(g.ws, g.sp).reorder_storage(g.cg, g.k, g.s, g.r, g.sp);
     g.partial.split(g.cg, cvo, cvi, V, TailStrategy::GuardWithIf).vectorize(cvi);
     Stage u = g.partial.update();

@@ -116,6 +116,13 @@ struct BwdWeightGpuParams {
                            // take a branch without it. With fuse_taps=1, a 3- or 4-channel
                            // problem (a first layer) gets all its channels and tile_s taps per
                            // thread, threads along k and the filter rows.
+    int vec = 1;           // {1, 4}: 4 = with stage=1, each thread's x channels and dy channels of
+                           // one column block loaded once into registers as 16-byte vectors
+                           // (tile_c, tile_k multiples of 4, dy staged in either layout); the
+                           // kernel requires C, K and their groups' shares multiples of 4, which
+                           // the dispatcher checks; 1 = scalar loads inside the FMA loop
+    // The channel vector of x and dy (the multiple C, K, C / groups and K / groups must be).
+    int channel_vector() const { return stage == 1 ? std::max(1, vec) : 1; }
     template <class Self, class F>
     static void visit(Self &&s, F f) {
         f(s.tile_c, "tile_c");
@@ -128,6 +135,7 @@ struct BwdWeightGpuParams {
         f(s.stage, "stage");
         f(s.unroll_q, "unroll_q");
         f(s.tile_s, "tile_s");
+        f(s.vec, "vec");
     }
 };
 
@@ -139,7 +147,8 @@ struct BwdWeightGpuParams {
 inline int taps_per_thread(const BwdWeightGpuParams &p) { return p.fuse_taps ? std::max(1, p.tile_s) : 1; }
 template <class T>
 auto takes_first_layer_tile(const BwdWeightGpuParams &p, const T &Cg, const T &K, const T &S) {
-    return Cg >= 3 && Cg <= 4 && K >= p.tile_k && S >= taps_per_thread(p);
+    // (Not with channel vectors: their tiles are whole vectors.)
+    return p.channel_vector() == 1 && Cg >= 3 && Cg <= 4 && K >= p.tile_k && S >= taps_per_thread(p);
 }
 
 // Space-separated "key=value" string of a params struct, in visit() order.

@@ -582,3 +582,48 @@ foreach (b IN ITEMS 2 4)
                 SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
                 split_blocks=${blocks} stage=1 fuse_taps=1 tile_s=3 unroll_q=7)
 endforeach ()
+# Backward-weight with x's and dy's channels as 16-byte vectors (vec=4, tag v; stage=1 in either
+# layout): each thread loads one column block's x (its columns and taps) and dy once into
+# registers with ld.global.nc.v4, none inside the FMAs. ptxas at the 128-register cap
+# (tools/ptx_info/ptx_info.sh, sm_90): the 3x3 stride-1 NCHW default (t3u7, scalar loads) spills
+# (128 registers, 1104-byte spill stores in its 48-accumulator branch); vec with 2 or 4 columns
+# per iteration does not (118 / 128 registers; 7 columns spill 428 bytes). The kernels take C, K
+# multiples of 4 and groups 1 (the dispatcher checks). Candidates for the 3x3 and 1x1 classes,
+# not yet run on a GPU; the 3x3 stride-1 NCHW u4 one on OpenCL too, so that PoCL runs the path.
+foreach (t IN ITEMS "nchw;s1;k3;4;1" "nchw;s1;k3;2;0" "nchw;s1;k3;7;0" "nchw;s2;k3;2;0" "nhwc;s1;k3;2;0"
+                    "nhwc;s2;k3;2;0")
+    list(GET t 0 layout)
+    list(GET t 1 s)
+    list(GET t 2 f)
+    list(GET t 3 uq)
+    list(GET t 4 ocl)
+    set(_skip opencl amdgpu)
+    if (ocl)
+        set(_skip amdgpu)
+    endif ()
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG c4k4fst3u${uq}v BASELINE
+                SKIP_ON ${_skip} SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 stage=1
+                fuse_taps=1 tile_s=3 unroll_q=${uq} vec=4)
+endforeach ()
+foreach (t IN ITEMS "4;b2;1056" "7;bh;264" "2;bh;264")
+    list(GET t 0 uq)
+    list(GET t 1 btag)
+    list(GET t 2 blocks)
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k3 ON gpu TAG c4k4fst3u${uq}v${btag} BASELINE
+                SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
+                split_blocks=${blocks} stage=1 fuse_taps=1 tile_s=3 unroll_q=${uq} vec=4)
+endforeach ()
+# Pointwise: one column per iteration (48 registers), 4 (80), and an 8x8 tile.
+foreach (layout IN ITEMS nchw nhwc)
+    foreach (s IN ITEMS s1 s2)
+        conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER k1 ON gpu TAG c4k4svb4 BASELINE
+                    SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
+                    split_blocks=2112 stage=1 vec=4)
+    endforeach ()
+endforeach ()
+conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c4k4su4vb4 BASELINE
+            SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
+            split_blocks=2112 stage=1 unroll_q=4 vec=4)
+conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c8k8svb4 BASELINE
+            SKIP_ON opencl amdgpu SCHEDULE tile_c=8 tile_k=8 threads_c=16 threads_k=8 max_splits=512
+            split_blocks=2112 stage=1 vec=4)

@@ -97,12 +97,12 @@ bool usable_kernel(const convbwd_kernel_desc &d, Device *device) {
     return false;
 }
 
-// Backward-data kernel `name` on p with alpha 1 and `beta` against the reference: it runs, writes
-// every element of dx and matches.
-void check_data_kernel(const ConvProblem &p, const char *name, std::mt19937 &rng, float beta, Device device) {
-    CAPTURE(describe(p, Direction::BwdData));
+// Kernel `name` of direction dir on p with alpha 1 and `beta` against the reference: it runs,
+// writes every element of its output and matches.
+void check_problem(const ConvProblem &p, Direction dir, const char *name, std::mt19937 &rng, float beta, Device device) {
+    CAPTURE(describe(p, dir));
     CAPTURE(beta);
-    RunResult r = run_against_reference(p, Direction::BwdData, name, rng, 1.0f, beta, device);
+    RunResult r = run_against_reference(p, dir, name, rng, 1.0f, beta, device);
     REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
     CHECK_MESSAGE(r.verify.unwritten == 0, r.verify.unwritten, " elements not written; ", r.verify.first_bad);
     CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
@@ -287,7 +287,7 @@ TEST_CASE("vec: channel-vector backward-data kernels over channel, column and gr
                                   .pad_top = R / 2, .pad_bottom = R / 2, .pad_left = R / 2, .pad_right = R / 2,
                                   .stride_h = stride, .stride_w = stride, .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
                     p = with_derived_output(p);
-                    check_data_kernel(p, d.name, rng, tested % 2 ? -2.0f : 0.0f, device);
+                    check_problem(p, Direction::BwdData, d.name, rng, tested % 2 ? -2.0f : 0.0f, device);
                     tested++;
                 }
         CHECK(tested > 0);
@@ -308,7 +308,7 @@ TEST_CASE("stage3: padded-copy backward-data kernels over many channel-images") 
                       .pad_top = k3, .pad_bottom = k3, .pad_left = k3, .pad_right = k3, .stride_h = stride,
                       .stride_w = stride, .layout = Layout::NCHW};
         p = with_derived_output(p);
-        check_data_kernel(p, d.name, rng, 0.0f, device);
+        check_problem(p, Direction::BwdData, d.name, rng, 0.0f, device);
         });
     MESSAGE(kernels, " padded-copy kernels");
 }
@@ -330,11 +330,52 @@ TEST_CASE("xvec: column-vector backward-data kernels over column, channel and gr
                     ConvProblem p{.N = 2, .C = C, .H = hw.first, .W = hw.second, .K = 6 * G, .R = 1, .S = 1, .G = G,
                                   .layout = Layout::NCHW};
                     p = with_derived_output(p);
-                    check_data_kernel(p, d.name, rng, tested % 2 ? -2.0f : 0.0f, device);
+                    check_problem(p, Direction::BwdData, d.name, rng, tested % 2 ? -2.0f : 0.0f, device);
                     tested++;
                 }
         CHECK(tested > 0);
         });
     MESSAGE(xvec_kernels, " column-vector kernels");
+}
+
+// Backward-weight kernels that load x's and dy's channels as vectors (vec=4): column counts that
+// are and are not multiples of their columns per iteration, rows and images split several ways,
+// beta 0 and != 0; channel counts that are not multiples of 4, and groups, are refused, naming
+// the field.
+TEST_CASE("wvec: channel-vector backward-weight kernels over column, row and split tails; refusals") {
+    const int kernels = for_each_usable_kernel(
+        [](const convbwd_kernel_desc &d) { return std::strstr(d.schedule, " vec=4") && d.direction == CONVBWD_BWD_WEIGHT; },
+        [&](const convbwd_kernel_desc &d, Device device) {
+        const int R = std::string(d.filter_class) == "k1" ? 1 : 3, stride = std::string(d.stride_class) == "s2" ? 2 : 1;
+        const Layout layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
+        std::mt19937 rng(std::hash<std::string>{}(d.name));
+        auto problem = [&](int N, int C, int H, int W, int K, int G) {
+            ConvProblem p{.N = N, .C = C, .H = H, .W = W, .K = K, .R = R, .S = R, .G = G, .pad_top = R / 2,
+                          .pad_bottom = R / 2, .pad_left = R / 2, .pad_right = R / 2, .stride_h = stride,
+                          .stride_w = stride, .layout = layout};
+            return with_derived_output(p);
+        };
+        struct Shape { int N, C, H, W, K; };
+        int tested = 0;
+        for (Shape sh : {Shape{2, 4, 5, 7, 8}, Shape{3, 12, 3, 9, 4}, Shape{1, 36, 2, 16, 20}, Shape{2, 8, 7, 5, 12},
+                         Shape{5, 4, 1, 11, 4}})
+            check_problem(problem(sh.N, sh.C, sh.H, sh.W, sh.K, 1), Direction::BwdWeight, d.name, rng,
+                          tested++ % 2 ? -2.0f : 0.0f, device);
+        struct Refused { int C, K, G; const char *why; };
+        for (Refused rf : {Refused{6, 8, 1, "channels: c = 6"}, Refused{8, 6, 1, "channels: k = 6"},
+                           Refused{8, 8, 2, "channels: k = 8, groups = 2"}}) {
+            CAPTURE(rf.why);
+            convbwd_problem cp = to_c(problem(2, rf.C, 5, 7, rf.K, rf.G));
+            convbwd_exec exec{};
+            exec.kernel = d.name;
+            exec.target = d.target;
+            const char *chosen = nullptr;
+            CHECK(convbwd_select_kernel(&cp, CONVBWD_BWD_WEIGHT, CONVBWD_F32, to_c(layout), &exec, &chosen) ==
+                  CONVBWD_NO_KERNEL);
+            const std::string err = convbwd_last_error();
+            CHECK_MESSAGE(err.find(rf.why) != std::string::npos, err);
+        }
+        });
+    MESSAGE(kernels, " channel-vector backward-weight kernels");
 }
 }

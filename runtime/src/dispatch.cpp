@@ -65,6 +65,11 @@ std::string cannot_implement(const KernelInfo &k, const Query &q) {
         return "channels: c = " + std::to_string(p.C) + ", groups = " + std::to_string(p.G) +
                "; the kernel loads channels as vectors of " + std::to_string(v) + " (c and c / groups multiples of " +
                std::to_string(v) + ")";
+    // Backward-weight loads dy's channels (k) as vectors too, and only within one group.
+    if (v > 1 && k.dir == Direction::BwdWeight && (p.K % v != 0 || p.G != 1))
+        return "channels: k = " + std::to_string(p.K) + ", groups = " + std::to_string(p.G) +
+               "; the kernel loads x's and dy's channels as vectors of " + std::to_string(v) +
+               " (k a multiple of " + std::to_string(v) + ", groups 1)";
     if (const int cv = column_vector(k); cv > 1) {
         // The kernel sees one row of H*W columns where it flattens the plane (runtime: api.cpp).
         const bool flat = flattens_pointwise_plane(k, p) && q.planes_dense;

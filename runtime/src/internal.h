@@ -48,8 +48,8 @@ int64_t weight_splits(const KernelInfo &k, const ConvProblem &p);
 // Whether kernel k sees problem p's spatial plane as one row (BwdDataGpuParams::flat): a pointwise
 // stride-1 unpadded problem, P x Q = H x W. The caller still checks that the planes are dense.
 bool flattens_pointwise_plane(const KernelInfo &k, const ConvProblem &p);
-// The channel vector of kernel k (BwdDataGpuParams::vec): k requires C and C / groups to be
-// multiples of it (1: any).
+// The channel vector of kernel k (BwdDataGpuParams::vec, BwdWeightGpuParams::vec): k requires C
+// and C / groups to be multiples of it (1: any); backward-weight ones K too, and groups 1.
 int channel_vector(const KernelInfo &k);
 // Struct Query is declared below; the rows x images (or filter rows x k) a GPU kernel puts on one
 // grid dim of at most 65535 blocks for this query (0 for host kernels and where none does).

@@ -91,8 +91,8 @@ bool flattens_pointwise_plane(const KernelInfo &k, const ConvProblem &p) {
 }
 
 int channel_vector(const KernelInfo &k) {
-    if (k.dir != Direction::BwdData || k.device == Device::Host) return 1;
-    return gpu_data_params(k).channel_vector();
+    if (k.device == Device::Host) return 1;
+    return k.dir == Direction::BwdData ? gpu_data_params(k).channel_vector() : gpu_weight_params(k).channel_vector();
 }
 
 int64_t gpu_grid_rows(const KernelInfo &k, const Query &q) {
