@@ -331,14 +331,19 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         // tile's only where a k tile stays in one group, so these kernels take groups == 1 (the
         // dispatcher checks first).
         g.partial.update().specialize_fail("vec kernels take groups == 1");
-        // x_row (xx, dy, c, row), dy_row (q, k, row): one row (and filter row) per block.
+        // x_row (xx, dy, c, row), dy_row (q, k, row): the block's columns (unrolled) x one row
+        // (and filter row), its channels as vectors.
         Var co("co"), ci("ci");
         const LoopLevel at(g.partial, p.unroll_q > 1 ? VarOrRVar(qo) : VarOrRVar(g.rr.x));
         auto in_registers = [&](Func f, int chan) {
-            std::vector<Var> v = f.args();
-            f.compute_at(at).store_in(MemoryType::Register).split(v[chan], co, ci, cv).reorder(ci, co).vectorize(ci).unroll(co);
-            for (size_t d = 0; d < v.size(); d++)
-                if ((int)d != chan) f.unroll(v[d]);
+            Var cols = f.args()[0], c = f.args()[chan];
+            f.compute_at(at)
+                .store_in(MemoryType::Register)
+                .split(c, co, ci, cv)
+                .reorder(ci, co)
+                .vectorize(ci)
+                .unroll(co)
+                .unroll(cols);
         };
         in_registers(g.x_row.in(g.partial), 2);
         in_registers(g.dy_row.in(g.partial), 1);

@@ -175,6 +175,32 @@ foreach (layout IN ITEMS nhwc nchw)
                         BASELINE SKIP_ON opencl amdgpu SCHEDULE ${bsched})
         endif ()
         gpu_wgrad_taps(${layout} ${s} ${f})
+        # CUDA: x's and dy's channels as 16-byte vectors loaded into registers (vec=4; the
+        # candidates' block at the end of this file says more), where C and K are multiples of 4
+        # and groups 1; the default after it takes the rest. Sweep of 14:33 UTC, 2026-11-23,
+        # against the defaults: NCHW 3x3 stride 1 0.27 -> 0.31 (its 7x7 layer 0.905 -> 0.755 ms),
+        # stride 2 0.39 -> 0.44, 1x1 0.77 -> 0.81 / 0.56 -> 0.64; NHWC 3x3 stride 1 0.50 -> 0.57
+        # (NHWC 1x1 lost: default unchanged there). After the workspace's layout change, sweep of
+        # 14:52 UTC: NCHW 3x3 stride 1 0.47 -> 0.64 (7x7 layer 0.620 -> 0.445 ms), stride 2 0.55
+        # -> 0.65, 1x1 0.78 -> 0.85 / 0.61 -> 0.66; NHWC 3x3 stride 1 0.72 -> 0.79, stride 2 0.55
+        # -> 0.60 (its three layers 10-13% faster; a tie at 14:33, before the layout change).
+        set(vtag "")
+        set(vbase "tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512 stage=1 vec=4")
+        if (sf STREQUAL "s1;k3" AND layout STREQUAL "nchw")
+            set(vtag c4k4fst3u7v)
+            set(vsched "${vbase} fuse_taps=1 tile_s=3 unroll_q=7")
+        elseif (f STREQUAL "k3")
+            set(vtag c4k4fst3u2v)
+            set(vsched "${vbase} fuse_taps=1 tile_s=3 unroll_q=2")
+        elseif (f STREQUAL "k1" AND layout STREQUAL "nchw")
+            set(vtag c4k4svb4)
+            set(vsched "${vbase} split_blocks=2112")
+        endif ()
+        if (vtag)
+            separate_arguments(vsched)
+            conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER ${f} ON gpu TAG ${vtag}
+                        SKIP_ON opencl amdgpu SCHEDULE ${vsched})
+        endif ()
         # 1x1: 2112 blocks per launch (split_blocks; more reduction splits), 0.59 -> 0.77 (NHWC
         # stride 1), 0.48 -> 0.56 (NHWC stride 2) in the sweep of 13:27 UTC; 3x3 lost with it.
         set(blocks 528)
@@ -587,11 +613,17 @@ endforeach ()
 # registers with ld.global.nc.v4, none inside the FMAs. ptxas at the 128-register cap
 # (tools/ptx_info/ptx_info.sh, sm_90): the 3x3 stride-1 NCHW default (t3u7, scalar loads) spills
 # (128 registers, 1104-byte spill stores in its 48-accumulator branch); vec with 2 or 4 columns
-# per iteration does not (118 / 128 registers; 7 columns spill 428 bytes). The kernels take C, K
-# multiples of 4 and groups 1 (the dispatcher checks). Candidates for the 3x3 and 1x1 classes,
-# not yet run on a GPU; the 3x3 stride-1 NCHW u4 one on OpenCL too, so that PoCL runs the path.
-foreach (t IN ITEMS "nchw;s1;k3;4;1" "nchw;s1;k3;2;0" "nchw;s1;k3;7;0" "nchw;s2;k3;2;0" "nhwc;s1;k3;2;0"
-                    "nhwc;s2;k3;2;0")
+# per iteration does not (118 / 128 registers; 7 columns spill 540 bytes, and win). The kernels
+# take C, K multiples of 4 and groups 1 (the dispatcher checks). The winners are class defaults
+# (above, in the defaults' loop); the rest stay candidates, the 3x3 stride-1 NCHW u4 one on
+# OpenCL too, so that PoCL runs the path in CI. Sweep of 14:33 UTC, 2026-11-23 (-i 10, geomean against cuDNN
+# over the class's layers): NCHW 3x3 stride 1 u7v 0.31, u4v 0.31, u2v 0.33 (7x7 layer 0.755 /
+# 0.867 / 0.814 ms), u4v with 2x the splits 0.25; NCHW 1x1 u4 0.75, 8x8 0.62 against 0.81 for
+# the 4x4 one column per iteration; NHWC 1x1 0.71 / 0.54 against 0.83 / 0.59 for the unstaged
+# defaults. Sweep of 14:52 UTC (workspace layout changed): NCHW 3x3 stride 1 u7v 0.64, with half
+# the splits (split_blocks 264, bh) 0.69 (7x7 layer 0.397 against 0.445 ms: a tuned row; the 28-
+# and 14-wide layers slower), u4v 0.49, u2v 0.53; NCHW 1x1 u4 0.81, 8x8 0.64 against 0.85.
+foreach (t IN ITEMS "nchw;s1;k3;4;1" "nchw;s1;k3;2;0")
     list(GET t 0 layout)
     list(GET t 1 s)
     list(GET t 2 f)
@@ -613,13 +645,11 @@ foreach (t IN ITEMS "4;b2;1056" "7;bh;264" "2;bh;264")
                 SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
                 split_blocks=${blocks} stage=1 fuse_taps=1 tile_s=3 unroll_q=${uq} vec=4)
 endforeach ()
-# Pointwise: one column per iteration (48 registers), 4 (80), and an 8x8 tile.
-foreach (layout IN ITEMS nchw nhwc)
-    foreach (s IN ITEMS s1 s2)
-        conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT ${layout} STRIDE ${s} FILTER k1 ON gpu TAG c4k4svb4 BASELINE
-                    SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
-                    split_blocks=2112 stage=1 vec=4)
-    endforeach ()
+# Pointwise: one column per iteration (48 registers; NCHW's default), 4 (80), and an 8x8 tile.
+foreach (s IN ITEMS s1 s2)
+    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nhwc STRIDE ${s} FILTER k1 ON gpu TAG c4k4svb4 BASELINE
+                SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
+                split_blocks=2112 stage=1 vec=4)
 endforeach ()
 conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k1 ON gpu TAG c4k4su4vb4 BASELINE
             SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
