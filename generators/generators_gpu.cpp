@@ -86,6 +86,9 @@ public:
                 out->dim(d).set_extent((out->dim(d).extent() / p.vec) * p.vec);
                 ws->dim(d).set_extent((ws->dim(d).extent() / p.vec) * p.vec);
             }
+            // Checked on the host before any launch (the schedule's specialize_fail for other
+            // groups would only fail inside the kernel).
+            add_requirement(args.groups == 1, "vec kernels take groups == 1");
         }
         schedule_bwd_weight_gpu(g, p, args, layout, stride_class, filter_class);
     }

@@ -181,7 +181,7 @@ foreach (layout IN ITEMS nhwc nchw)
         # against the defaults: NCHW 3x3 stride 1 0.27 -> 0.31 (its 7x7 layer 0.905 -> 0.755 ms),
         # stride 2 0.39 -> 0.44, 1x1 0.77 -> 0.81 / 0.56 -> 0.64; NHWC 3x3 stride 1 0.50 -> 0.57
         # (NHWC 1x1 lost: default unchanged there). After the workspace's layout change, sweep of
-        # 14:52 UTC: NCHW 3x3 stride 1 0.47 -> 0.64 (7x7 layer 0.620 -> 0.445 ms), stride 2 0.55
+        # 14:52 UTC: NCHW 3x3 stride 1 0.47 -> 0.64 (7x7 layer 0.651 -> 0.445 ms), stride 2 0.55
         # -> 0.65, 1x1 0.78 -> 0.85 / 0.61 -> 0.66; NHWC 3x3 stride 1 0.72 -> 0.79, stride 2 0.55
         # -> 0.60 (its three layers 10-13% faster; a tie at 14:33, before the layout change).
         set(vtag "")
@@ -610,14 +610,14 @@ foreach (b IN ITEMS 2 4)
 endforeach ()
 # Backward-weight with x's and dy's channels as 16-byte vectors (vec=4, tag v; stage=1 in either
 # layout): each thread loads one column block's x (its columns and taps) and dy once into
-# registers with ld.global.nc.v4, none inside the FMAs. ptxas at the 128-register cap
-# (tools/ptx_info/ptx_info.sh, sm_90): the 3x3 stride-1 NCHW default (t3u7, scalar loads) spills
-# (128 registers, 1104-byte spill stores in its 48-accumulator branch); vec with 2 or 4 columns
-# per iteration does not (118 / 128 registers; 7 columns spill 540 bytes, and win). The kernels
-# take C, K multiples of 4 and groups 1 (the dispatcher checks). The winners are class defaults
+# registers with ld.global.nc.v4, none inside the FMAs. ptxas 13.0.88 at the 128-register cap
+# (tools/ptx_info/ptx_info.sh, sm_90): the 3x3 stride-1 NCHW scalar kernel (t3u7) spills 1104
+# bytes in its 48-accumulator branch; vec with 2 columns per iteration none (119-124 registers),
+# 4 columns 16-44 bytes, 7 columns about 550 (and win). The kernels take C, K multiples of 4 and
+# groups 1 (the dispatcher checks, the generator requires). The winners are class defaults
 # (above, in the defaults' loop); the rest stay candidates, the 3x3 stride-1 NCHW u4 one on
-# OpenCL too, so that PoCL runs the path in CI. Sweep of 14:33 UTC, 2026-11-23 (-i 10, geomean against cuDNN
-# over the class's layers): NCHW 3x3 stride 1 u7v 0.31, u4v 0.31, u2v 0.33 (7x7 layer 0.755 /
+# OpenCL too, so that PoCL runs the path in CI. Sweep of 14:33 UTC, 2026-11-23 (-i 10, geomean
+# against cuDNN over the class's layers): NCHW 3x3 stride 1 u7v 0.31, u4v 0.31, u2v 0.33 (7x7 layer 0.755 /
 # 0.867 / 0.814 ms), u4v with 2x the splits 0.25; NCHW 1x1 u4 0.75, 8x8 0.62 against 0.81 for
 # the 4x4 one column per iteration; NHWC 1x1 0.71 / 0.54 against 0.83 / 0.59 for the unstaged
 # defaults. Sweep of 14:52 UTC (workspace layout changed): NCHW 3x3 stride 1 u7v 0.64, with half

@@ -5,7 +5,7 @@
 #   run: bash scripts/gpu_run.sh   (writes logs and JSON rows to $OUT, prints a table last)
 #   MODE=iree: cuda conformance, then only the iree_strided shapes against cuDNN and scatter
 #   MODE=opencl: cuda and opencl conformance and the ncu profiles only (NCU=0: none)
-#   CUDA_TESTS: the cuda conformance's doctest test cases (default: every cuda kernel, flat*, vec:*, xvec:*, stage3:*)
+#   CUDA_TESTS: the cuda conformance's doctest test cases (default: every cuda kernel, flat*, vec:*, xvec:*, stage3:*, wvec:*)
 #   SKIP_CONFORMANCE=1, SKIP_CHECKS=1, OPENCL_TIMEOUT=1: leave out the cuda conformance, the host
 #               suites and memcheck, the opencl conformance (a 600 s call fits the benchmarks)
 #   MODE=sweep: cuda conformance (SKIP_CONFORMANCE=1: none), the f32 kernels matching $SWEEP
@@ -31,7 +31,7 @@ date -u | tee -a "$out/device.txt"
 step() { echo "== $*"; }
 if [ "${SKIP_CONFORMANCE:-0}" != 1 ]; then  # a second sweep in the same session may skip it
   step "conformance: cuda kernels vs reference"
-  timeout ${CUDA_TIMEOUT:-360} "$bin/convbwd_tests" --test-suite=kernels "--test-case=${CUDA_TESTS:-*_cuda_*,flat*,vec:*,xvec:*,stage3:*}" > "$out/test_cuda.log" 2>&1; echo "rc=$?"; tail -3 "$out/test_cuda.log"
+  timeout ${CUDA_TIMEOUT:-360} "$bin/convbwd_tests" --test-suite=kernels "--test-case=${CUDA_TESTS:-*_cuda_*,flat*,vec:*,xvec:*,stage3:*,wvec:*}" > "$out/test_cuda.log" 2>&1; echo "rc=$?"; tail -3 "$out/test_cuda.log"
 fi
 if [ "${MODE:-all}" = iree ]; then  # a short session: the strided shapes only
   for peer in cudnn scatter; do
@@ -74,7 +74,7 @@ step "dispatch + regressions on the host build in the same binary"
 timeout 180 "$bin/convbwd_tests" --test-suite=reference,api,regressions > "$out/test_host.log" 2>&1; echo "rc=$?"; tail -2 "$out/test_host.log"
 step "compute-sanitizer memcheck on a subset"
 timeout 100 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/convbwd_tests" --test-suite=kernels \
-    "--test-case=bwdd_f32_nhwc_s1_k3_cuda_c4x?u,bwdd_f32_nchw_s1_k3_cuda_c4x7su,bwdd_f32_nchw_s2_k1_cuda_c8x7,bwdd_f32_n*_s1_k1_cuda_c4x4*f,bwdd_f32_nchw_s2_k3_cuda*,bwdw_f32_nhwc_s1_k3_cuda*,bwdw_f32_nhwc_s2_k3_cuda_c4k4ft3,bwdw_f32_n*_s2_any_cuda*,bwdw_bf16_nchw_any_any_cuda*,bwdd_f32_nchw_s1_k3_cuda_c4x7suv,bwdd_f32_nchw_s2_k1_cuda_c16x4,bwdd_f32_nchw_s2_k1_cuda_c4x4sv,bwdd_f32_nchw_s1_k1_cuda_c*fxv,bwdd_f32_nchw_s*_cuda_c4x4p*,vec:*,xvec:*,stage3:*" \
+    "--test-case=bwdd_f32_nhwc_s1_k3_cuda_c4x?u,bwdd_f32_nchw_s1_k3_cuda_c4x7su,bwdd_f32_nchw_s2_k1_cuda_c8x7,bwdd_f32_n*_s1_k1_cuda_c4x4*f,bwdd_f32_nchw_s2_k3_cuda*,bwdw_f32_nhwc_s1_k3_cuda*,bwdw_f32_nhwc_s2_k3_cuda_c4k4ft3,bwdw_f32_n*_s2_any_cuda*,bwdw_bf16_nchw_any_any_cuda*,bwdd_f32_nchw_s1_k3_cuda_c4x7suv,bwdd_f32_nchw_s2_k1_cuda_c16x4,bwdd_f32_nchw_s2_k1_cuda_c4x4sv,bwdd_f32_nchw_s1_k1_cuda_c*fxv,bwdd_f32_nchw_s*_cuda_c4x4p*,bwdw_f32_n*_cuda_*v,vec:*,xvec:*,stage3:*,wvec:*" \
     > "$out/memcheck.log" 2>&1; echo "rc=$?"; grep -E "ERROR SUMMARY|test cases" "$out/memcheck.log"
 fi  # SKIP_CHECKS
 

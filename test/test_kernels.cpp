@@ -361,6 +361,26 @@ TEST_CASE("wvec: channel-vector backward-weight kernels over column, row and spl
                          Shape{5, 4, 1, 11, 4}})
             check_problem(problem(sh.N, sh.C, sh.H, sh.W, sh.K, 1), Direction::BwdWeight, d.name, rng,
                           tested++ % 2 ? -2.0f : 0.0f, device);
+        // Splits of several rows and a short last one (the shapes above get one row per split):
+        // 128 x 128 channels are 8 blocks of 64 x 32, so 528 blocks per launch (the 3x3 default)
+        // make 66 splits, 1056 make 132, 2112 (the 1x1 default) 264, and an 8x8 tile's 512 (the
+        // cap); 201 and 603 rows of output.
+        {
+            const int rows = R == 3 ? 201 : 603, P = rows / 3;
+            const ConvProblem p = problem(3, 128, stride * (P - 1) + 1, 5, 128, 1);
+            REQUIRE(p.N * p.P == rows);
+            convbwd_problem cp = to_c(p);
+            convbwd_exec exec{};
+            exec.kernel = d.name;
+            exec.target = d.target;
+            size_t ws_bytes = 0;
+            REQUIRE(convbwd_workspace_size(&cp, CONVBWD_BWD_WEIGHT, CONVBWD_F32, to_c(layout), &exec, &ws_bytes) ==
+                    CONVBWD_SUCCESS);
+            const int64_t splits = (int64_t)ws_bytes / ((int64_t)p.K * p.C * p.R * p.S * 4);
+            CAPTURE(splits);
+            CHECK(splits < rows);  // some split has more than one row
+            check_problem(p, Direction::BwdWeight, d.name, rng, -2.0f, device);
+        }
         struct Refused { int C, K, G; const char *why; };
         for (Refused rf : {Refused{6, 8, 1, "channels: c = 6"}, Refused{8, 6, 1, "channels: k = 6"},
                            Refused{8, 8, 2, "channels: k = 8, groups = 2"}}) {
