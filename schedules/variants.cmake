@@ -597,17 +597,9 @@ endforeach ()
 foreach (t IN ITEMS "s1;k3;4;4;u;3;;1" "s2;any;4;4;;3;;0")
     nchw_dgrad_candidate("${t}")
 endforeach ()
-# NCHW 3x3 stride 1's backward-weight default (t3u7) with 2x and 4x the blocks per launch (more
-# reduction splits; split_blocks is read by the dispatcher, the kernel code is the default's):
-# tuned-row candidates for its 7x7 layers (1568 rows per tap at 32 images), the one ResNet-50
-# shape at or under 0.2 against cuDNN (0.18 at 13:04, 0.197 at 13:15, 2026-11-23). Not yet run:
-# no GPU was lent after 13:20 that day (docs/PERFORMANCE.md).
-foreach (b IN ITEMS 2 4)
-    math(EXPR blocks "528 * ${b}")
-    conv_kernel(DIR bwd_weight DTYPE f32 LAYOUT nchw STRIDE s1 FILTER k3 ON gpu TAG c4k4fst3u7b${b} BASELINE
-                SKIP_ON opencl amdgpu SCHEDULE tile_c=4 tile_k=4 threads_c=16 threads_k=8 max_splits=512
-                split_blocks=${blocks} stage=1 fuse_taps=1 tile_s=3 unroll_q=7)
-endforeach ()
+# (The scalar NCHW 3x3 stride-1 kernel with 2x and 4x the blocks per launch, c4k4fst3u7b2/b4,
+# went after two sweeps: 0.21 / 0.17 against 0.27 at 14:33, 0.43 / 0.33 against 0.47 at 14:52,
+# 2026-11-23; with the workspace's old layout each extra split cost ~45 us on the 7x7 layer.)
 # Backward-weight with x's and dy's channels as 16-byte vectors (vec=4, tag v; stage=1 in either
 # layout): each thread loads one column block's x (its columns and taps) and dy once into
 # registers with ld.global.nc.v4, none inside the FMAs. ptxas 13.0.88 at the 128-register cap
