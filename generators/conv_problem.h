@@ -85,6 +85,12 @@ inline int64_t wgrad_splits(int64_t rows_total, int64_t max_splits) {
     return (rows_total + rows - 1) / rows;
 }
 
+// The backward-weight workspace ws(s, r, cg, k, split) is packed with its dims in this order,
+// innermost first: a GPU thread's partial sums for one filter row (its taps x channels) are
+// contiguous and its neighbours' along cg follow, so a warp's stores are too. The generators
+// constrain ws's strides to it and the runtime lays the caller's workspace out by it.
+inline constexpr int kWorkspaceDimOrder[5] = {0, 2, 3, 1, 4};
+
 inline int64_t gcd64(int64_t a, int64_t b) {
     while (b) { int64_t t = a % b; a = b; b = t; }
     return a;

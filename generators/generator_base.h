@@ -118,16 +118,14 @@ protected:
         constrain_layout(*out);
         constrain_filter(*out);
         for (int d = 0; d < 5; d++) ws->dim(d).set_min(0);
-        // The workspace is packed in the order s, cg, k, r, split (runtime/src/api.cpp): a GPU
-        // thread's partial sums for one filter row (its taps x channels) are contiguous, and
-        // its neighbours' (along cg) follow, so a warp's stores are too (with r before cg they
-        // were 36 bytes apart). s stays innermost: with cg there, the taps' stores each need an
-        // address of their own (AMD: 118 -> 150 VGPRs in the stem's kernel).
-        Expr e0 = ws->dim(0).extent(), e1 = ws->dim(1).extent(), e2 = ws->dim(2).extent(), e3 = ws->dim(3).extent();
-        ws->dim(2).set_stride(e0);
-        ws->dim(3).set_stride(e0 * e2);
-        ws->dim(1).set_stride(e0 * e2 * e3);
-        ws->dim(4).set_stride(e0 * e2 * e3 * e1);
+        // The workspace packed in kWorkspaceDimOrder (with r before cg a warp's stores were 36
+        // bytes apart; s stays innermost: with cg there, the taps' stores each need an address
+        // of their own, AMD: 118 -> 150 VGPRs in the stem's kernel).
+        Expr stride = 1;
+        for (int d : kWorkspaceDimOrder) {
+            ws->dim(d).set_stride(stride);
+            stride *= ws->dim(d).extent();
+        }
         return g;
     }
 };

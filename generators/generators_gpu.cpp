@@ -4,6 +4,13 @@
 namespace convbwd::gen {
 namespace {
 
+// Constrains buffer dim d's extent to a multiple of v (checked on entry), so that Halide can
+// prove tiles along it start at multiples of v (aligned vector loads).
+template <class Buf>
+void extent_multiple_of(Buf &buf, int d, int v) {
+    buf->dim(d).set_extent((buf->dim(d).extent() / v) * v);
+}
+
 class ConvBwdDataGpu : public ConvGeneratorBase<ConvBwdDataGpu> {
 public:
     static constexpr bool kHasWorkspace = false;
@@ -33,8 +40,8 @@ public:
             // dx's channels (C) and w's (C / groups) a multiple of the vector: every channel
             // tile then starts at a multiple of it, which Halide sees (the extent symbols become
             // (e / cv) * cv, checked on entry; the dispatcher checks first).
-            out->dim(2).set_extent((out->dim(2).extent() / cv) * cv);
-            b->dim(2).set_extent((b->dim(2).extent() / cv) * cv);
+            extent_multiple_of(out, 2, cv);
+            extent_multiple_of(b, 2, cv);
         }
         if (const int xv = p.column_vector(); xv > 1) {
             // Columns as vectors (NCHW read in place): dx's and dy's rows a multiple of the
@@ -81,10 +88,11 @@ public:
             // C and K multiples of the vector (dims 2 of x, dy, dw and the workspace): every channel
             // tile, ShiftInwards included, then starts at a multiple of it, which Halide sees (the
             // extents become (e / vec) * vec, checked on entry; the dispatcher checks first).
-            for (auto *buf : {a, b}) buf->dim(2).set_extent((buf->dim(2).extent() / p.vec) * p.vec);
+            extent_multiple_of(a, 2, p.vec);
+            extent_multiple_of(b, 2, p.vec);
             for (int d : {2, 3}) {
-                out->dim(d).set_extent((out->dim(d).extent() / p.vec) * p.vec);
-                ws->dim(d).set_extent((ws->dim(d).extent() / p.vec) * p.vec);
+                extent_multiple_of(out, d, p.vec);
+                extent_multiple_of(ws, d, p.vec);
             }
             // Checked on the host before any launch (the schedule's specialize_fail for other
             // groups would only fail inside the kernel).

@@ -108,6 +108,16 @@ void check_problem(const ConvProblem &p, Direction dir, const char *name, std::m
     CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
 }
 
+// A problem of kernel d's classes and layout: R = S = 1 for the pointwise class, else 3, padding
+// R / 2, the class's stride (1 for "any").
+ConvProblem problem_of_class(const convbwd_kernel_desc &d, int N, int C, int H, int W, int K, int G) {
+    const int R = std::string(d.filter_class) == "k1" ? 1 : 3, stride = std::string(d.stride_class) == "s2" ? 2 : 1;
+    ConvProblem p{.N = N, .C = C, .H = H, .W = W, .K = K, .R = R, .S = R, .G = G, .pad_top = R / 2,
+                  .pad_bottom = R / 2, .pad_left = R / 2, .pad_right = R / 2, .stride_h = stride, .stride_w = stride,
+                  .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
+    return with_derived_output(p);
+}
+
 // Calls body(d, device) for every kernel that keep(d) takes and whose device is usable here;
 // returns how many keep took (those skipped for their device included).
 template <class Keep, class Body>
@@ -276,18 +286,14 @@ TEST_CASE("vec: channel-vector backward-data kernels over channel, column and gr
     const int vec_kernels = for_each_usable_kernel(
         [](const convbwd_kernel_desc &d) { return std::strstr(d.schedule, " vec=4") && d.direction == CONVBWD_BWD_DATA; },
         [&](const convbwd_kernel_desc &d, Device device) {
-        const int R = std::string(d.filter_class) == "k1" ? 1 : 3, stride = std::string(d.stride_class) == "s2" ? 2 : 1;
         std::mt19937 rng(std::hash<std::string>{}(d.name));
         int tested = 0;
         for (int C : {4, 12, 24, 36})
             for (int W : {7, 16})
                 for (int G : {1, 2}) {
                     if ((C / G) % 4 != 0) continue;
-                    ConvProblem p{.N = 2, .C = C, .H = 6, .W = W, .K = 6 * G, .R = R, .S = R, .G = G,
-                                  .pad_top = R / 2, .pad_bottom = R / 2, .pad_left = R / 2, .pad_right = R / 2,
-                                  .stride_h = stride, .stride_w = stride, .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
-                    p = with_derived_output(p);
-                    check_problem(p, Direction::BwdData, d.name, rng, tested % 2 ? -2.0f : 0.0f, device);
+                    check_problem(problem_of_class(d, 2, C, 6, W, 6 * G, G), Direction::BwdData, d.name, rng,
+                                  tested % 2 ? -2.0f : 0.0f, device);
                     tested++;
                 }
         CHECK(tested > 0);
@@ -346,15 +352,11 @@ TEST_CASE("wvec: channel-vector backward-weight kernels over column, row and spl
     const int kernels = for_each_usable_kernel(
         [](const convbwd_kernel_desc &d) { return std::strstr(d.schedule, " vec=4") && d.direction == CONVBWD_BWD_WEIGHT; },
         [&](const convbwd_kernel_desc &d, Device device) {
-        const int R = std::string(d.filter_class) == "k1" ? 1 : 3, stride = std::string(d.stride_class) == "s2" ? 2 : 1;
-        const Layout layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
         std::mt19937 rng(std::hash<std::string>{}(d.name));
-        auto problem = [&](int N, int C, int H, int W, int K, int G) {
-            ConvProblem p{.N = N, .C = C, .H = H, .W = W, .K = K, .R = R, .S = R, .G = G, .pad_top = R / 2,
-                          .pad_bottom = R / 2, .pad_left = R / 2, .pad_right = R / 2, .stride_h = stride,
-                          .stride_w = stride, .layout = layout};
-            return with_derived_output(p);
-        };
+        auto problem = [&](int N, int C, int H, int W, int K, int G) { return problem_of_class(d, N, C, H, W, K, G); };
+        const ConvProblem cls = problem(1, 4, 1, 1, 4, 1);  // the class's filter, stride and layout
+        const int R = cls.R, stride = cls.stride_h;
+        const Layout layout = cls.layout;
         struct Shape { int N, C, H, W, K; };
         int tested = 0;
         for (Shape sh : {Shape{2, 4, 5, 7, 8}, Shape{3, 12, 3, 9, 4}, Shape{1, 36, 2, 16, 20}, Shape{2, 8, 7, 5, 12},

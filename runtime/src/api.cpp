@@ -247,14 +247,13 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     CallContext ctx;
     ctx.stream = ex.stream;
     const bool on_device = q.device != Device::Host;
-    // ws(s, r, cg, k, split), packed in the order s, cg, k, r, split (the generators'
-    // constraint: generators/generator_base.h)
+    // ws(s, r, cg, k, split), packed in kWorkspaceDimOrder (the generators' constraint)
     halide_dimension_t wd[5];
     halide_buffer_t ws{};
     if (dir == Direction::BwdWeight) {
         const int64_t ext[5] = {p.S, p.R, p.C / p.G, p.K, weight_splits(*k, p)};
         int64_t stride = 1;
-        for (int d : {0, 2, 3, 1, 4}) {
+        for (int d : kWorkspaceDimOrder) {
             wd[d] = halide_dimension_t(0, (int32_t)ext[d], (int32_t)stride);
             stride *= ext[d];
         }
