@@ -2,7 +2,8 @@
 //   convbwd-driver conv -n 32 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -F 6 -t 1 -V 1
 //   convbwd-driver --shapes shapes/resnet50.txt -n 4 -t 1 --compare onednn --json
 //   convbwd-driver convfp16 -n 2 -c 8 -H 9 -W 9 -k 4 -F 2 --load-dir in/ --save-dir out/
-//   convbwd-driver --list-kernels
+//   convbwd-driver --list-kernels [--json], --list-spaces [--json]
+//   convbwd-driver --shapes shapes/mobilenet_v2.txt --tuning-db my.db
 // Exit status: 0 every run verified (or -V 0), 1 a run failed, 2 a refused command line or input.
 #include <cstdio>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "runtime/src/amdgpu/code_object.h"
 #endif
 #include "convbwd/convbwd.h"
+#include "schedules/spaces.h"
 
 using namespace convbwd;
 using namespace convbwd::driver;
@@ -44,10 +46,45 @@ std::vector<convbwd_kernel_desc> kernels() {
     return v;
 }
 
+// A family's space as JSON: {knob: {"kind", "default", "domain"}} (schedules/spaces.h).
+JsonObject space_json(const Family &f) {
+    JsonObject space;
+    for (const Knob &k : f.knobs()) {
+        std::string dom;
+        for (int d : k.domain) dom += (dom.empty() ? "" : ", ") + std::to_string(d);
+        JsonObject knob;
+        knob.str("kind", k.kind == KnobKind::Compile ? "compile" : "launch").integer("default", k.def);
+        knob.raw("domain", "[" + dom + "]").str("doc", k.doc);
+        space.object(k.name, knob);
+    }
+    return space;
+}
+
+// --list-spaces: each family's knobs, kinds, defaults and domains.
+int list_spaces(const Options &o) {
+    for (const Family &f : families()) {
+        if (o.json) {
+            JsonObject row;
+            row.str("family", f.name).str("direction", to_string(f.dir)).str("device", f.kind == ScheduleKind::Host ? "host" : "gpu");
+            row.str("doc", f.doc).object("knobs", space_json(f));
+            std::printf("%s\n", row.text().c_str());
+            continue;
+        }
+        std::printf("%s (%s, %s): %s\n", f.name, to_string(f.dir), f.kind == ScheduleKind::Host ? "host" : "gpu", f.doc);
+        for (const Knob &k : f.knobs()) {
+            std::string dom;
+            for (int d : k.domain) dom += (dom.empty() ? "" : ",") + std::to_string(d);
+            std::printf("  %-13s %-7s default %-4d {%s}\n", k.name, k.kind == KnobKind::Compile ? "compile" : "launch", k.def,
+                        dom.c_str());
+        }
+    }
+    return 0;
+}
+
 int list_kernels(const Options &o) {
     if (!o.json)
-        std::printf("%-40s %-10s %-5s %-6s %-6s %-6s %-6s %s\n", "kernel", "direction", "dtype", "layout", "target",
-                    "stride", "filter", "schedule");
+        std::printf("%-40s %-10s %-5s %-6s %-6s %-6s %-6s %-9s %s\n", "kernel", "direction", "dtype", "layout", "target",
+                    "stride", "filter", "role", "knobs");
     for (const convbwd_kernel_desc &d : kernels()) {
         if (o.explicit_target && d.target != o.target_enum) continue;
         const char *dir = d.direction == CONVBWD_BWD_DATA ? "bwd_data" : "bwd_weight";
@@ -56,11 +93,19 @@ int list_kernels(const Options &o) {
             JsonObject row;
             row.str("kernel", d.name).str("direction", dir).str("dtype", kDtypeNames[d.dtype]).str("layout", layout);
             row.str("target", target_name(d.target)).str("stride", d.stride_class).str("filter", d.filter_class);
-            row.str("schedule", d.schedule);
+            row.str("family", d.family).str("role", d.role).str("schedule", d.schedule);
+            // Every knob with its value, and the family's space (kinds, defaults, domains).
+            JsonObject knobs;
+            if (const Family *f = find_family(d.family)) {
+                KnobValues kv = default_values(*f);
+                parse_knobs(d.schedule, &kv);
+                for (size_t i = 0; i < kv.v.size(); i++) knobs.integer(f->knobs()[i].name, kv.v[i]);
+                row.object("knobs", knobs).object("space", space_json(*f));
+            }
             std::printf("%s\n", row.text().c_str());
         } else {
-            std::printf("%-40s %-10s %-5s %-6s %-6s %-6s %-6s %s\n", d.name, dir, kDtypeNames[d.dtype], layout,
-                        target_name(d.target), d.stride_class, d.filter_class, d.schedule);
+            std::printf("%-40s %-10s %-5s %-6s %-6s %-6s %-6s %-9s %s\n", d.name, dir, kDtypeNames[d.dtype], layout,
+                        target_name(d.target), d.stride_class, d.filter_class, d.role, d.schedule);
         }
     }
 #ifdef CONVBWD_HAVE_AMDGPU_KERNELS
@@ -174,15 +219,19 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (o.list_kernels) return list_kernels(o);
+    if (o.list_spaces) return list_spaces(o);
+    if (!o.tuning_db.empty() && convbwd_load_tuning_db(o.tuning_db.c_str()) != CONVBWD_SUCCESS)
+        return usage_error(std::string("--tuning-db: ") + convbwd_last_error());
 
     // Target and kernel: a forced kernel names its target; a target must have kernels built in.
     const std::vector<convbwd_kernel_desc> all = kernels();
     int forced_dir_bit = 0;
     if (!o.kernel.empty()) {
         const convbwd_kernel_desc *k = nullptr;
+        const std::string kname = o.kernel.substr(0, o.kernel.find(' '));  // "NAME [knob=value ...]"
         for (const auto &d : all)
-            if (o.kernel == d.name) k = &d;
-        if (!k) return usage_error("--kernel " + o.kernel + ": no such kernel (convbwd-driver --list-kernels lists them)");
+            if (kname == d.name) k = &d;
+        if (!k) return usage_error("--kernel " + kname + ": no such kernel (convbwd-driver --list-kernels lists them)");
         if (!o.explicit_target) o.target_enum = k->target, o.target = target_name(k->target);
         forced_dir_bit = k->direction == CONVBWD_BWD_DATA ? 2 : 4;
     }

@@ -1,14 +1,14 @@
-# conv_kernel(): one AOT kernel variant. Called only from schedules/variants.cmake.
+# _conv_kernel(): one AOT kernel. Called only from generated/kernels.cmake, which
+# tools/manifest writes from the kernel manifest (schedules/kernels.manifest) at configure time:
 #
-#   conv_kernel(DIR bwd_data|bwd_weight DTYPE f32|f16|bf16 LAYOUT nchw|nhwc
-#               STRIDE s1|s2|any FILTER k1|k3|any ON host|gpu TAG <tag> [SCHEDULE key=value ...]
-#               [GENERATOR <registered generator>] [BASELINE])
-# BASELINE marks a comparison kernel (e.g. scatter-then-conv) that the dispatcher never picks.
+#   _conv_kernel(NAME <name> FAMILY <generator> DIR .. DTYPE .. LAYOUT .. STRIDE .. FILTER .. ON <device>
+#                ROLE default|candidate|baseline ORDER <n> LINE <manifest line>
+#                SCHEDULE <compile-time knob=value ...> LAUNCH "<launch-time knob=value ...>")
 #
-# The name is built from the fields in a fixed order: <dir>_<dtype>_<layout>_<stride>_<filter>_<on>_<tag>
-# (bwdd/bwdw for the direction). List order is dispatch priority: the generic (any, any)
-# kernel of each direction goes last. Kernels whose name does not match CONVBWD_KERNELS are
-# skipped, except the generic ones, which are always built so every problem has a kernel.
+# The name is derived by the manifest tool from the fields and the compile-time knobs
+# (schedules/spaces.h: kernel_tag). Calls come in dispatch order. Kernels whose name does not
+# match CONVBWD_KERNELS are skipped, except the generic defaults (stride and filter any), which
+# are always built so every problem has a kernel.
 
 set(CONVBWD_GENERATED_DIR ${CMAKE_BINARY_DIR}/generated)
 
@@ -21,72 +21,19 @@ macro(convbwd_kernels_begin)
     set(_convbwd_headers "")
 endmacro()
 
-# ON gpu expands into one kernel per GPU target of CONVBWD_TARGETS (device field cuda, opencl,
-# amdgpu).
-# SKIP_ON <targets> leaves some out (e.g. f16 on opencl: PoCL has no cl_khr_fp16).
-function(conv_kernel)
-    # Every keyword is named here, so that none is swallowed by the multi-value SKIP_ON list (a
-    # GENERATOR after SKIP_ON once was: the GPU scatter baselines silently built the default
-    # generator).
-    cmake_parse_arguments(G "BASELINE" "ON;DIR;DTYPE;LAYOUT;STRIDE;FILTER;TAG;GENERATOR" "SKIP_ON;SCHEDULE" ${ARGN})
-    if (G_UNPARSED_ARGUMENTS)
-        message(FATAL_ERROR "conv_kernel: unknown arguments '${G_UNPARSED_ARGUMENTS}'")
-    endif ()
-    foreach (t IN LISTS G_SKIP_ON)
-        if (NOT t MATCHES "^(none|opencl|cuda|amdgpu)$")
-            message(FATAL_ERROR "conv_kernel ${G_DIR} ${G_DTYPE} ${G_LAYOUT} ${G_TAG}: SKIP_ON '${t}' is not a GPU target")
-        endif ()
-    endforeach ()
-    if (G_ON STREQUAL "gpu")
-        set(extra "")
-        if (G_BASELINE)
-            set(extra BASELINE)
-        endif ()
-        if (G_GENERATOR)
-            list(APPEND extra GENERATOR ${G_GENERATOR})
-        endif ()
-        foreach (t IN LISTS CONVBWD_GPU_TARGETS)
-            if (NOT t IN_LIST G_SKIP_ON)
-                _conv_kernel(DIR ${G_DIR} DTYPE ${G_DTYPE} LAYOUT ${G_LAYOUT} STRIDE ${G_STRIDE} FILTER ${G_FILTER}
-                             TAG ${G_TAG} ON ${t} GENERATOR_ON gpu ${extra} SCHEDULE ${G_SCHEDULE})
-            endif ()
-        endforeach ()
-    else ()
-        _conv_kernel(${ARGN})
-    endif ()
-    set(_convbwd_list "${_convbwd_list}" PARENT_SCOPE)
-    set(_convbwd_headers "${_convbwd_headers}" PARENT_SCOPE)
-    set(CONVBWD_KERNEL_TARGETS ${CONVBWD_KERNEL_TARGETS} PARENT_SCOPE)
-    set(_convbwd_amdgpu_list "${_convbwd_amdgpu_list}" PARENT_SCOPE)
-    set(_convbwd_amdgpu_headers "${_convbwd_amdgpu_headers}" PARENT_SCOPE)
-    set(CONVBWD_AMDGPU_KERNEL_TARGETS ${CONVBWD_AMDGPU_KERNEL_TARGETS} PARENT_SCOPE)
-endfunction()
-
 function(_conv_kernel)
-    cmake_parse_arguments(K "BASELINE" "DIR;DTYPE;LAYOUT;STRIDE;FILTER;ON;TAG;GENERATOR;GENERATOR_ON" "SCHEDULE;SKIP_ON" ${ARGN})
-    foreach (req IN ITEMS DIR DTYPE LAYOUT STRIDE FILTER ON TAG)
-        if (NOT K_${req})
-            message(FATAL_ERROR "conv_kernel: ${req} missing (${ARGN})")
-        endif ()
-    endforeach ()
+    cmake_parse_arguments(K "" "NAME;FAMILY;DIR;DTYPE;LAYOUT;STRIDE;FILTER;ON;ROLE;ORDER;LINE;LAUNCH" "SCHEDULE" ${ARGN})
     if (K_DIR STREQUAL "bwd_data")
-        set(short bwdd)
         set(dir_enum BwdData)
-    elseif (K_DIR STREQUAL "bwd_weight")
-        set(short bwdw)
-        set(dir_enum BwdWeight)
     else ()
-        message(FATAL_ERROR "conv_kernel: DIR must be bwd_data or bwd_weight, got ${K_DIR}")
+        set(dir_enum BwdWeight)
     endif ()
-    set(name ${short}_${K_DTYPE}_${K_LAYOUT}_${K_STRIDE}_${K_FILTER}_${K_ON}_${K_TAG})
+    set(name ${K_NAME})
     string(REPLACE "*" ".*" regex "^${CONVBWD_KERNELS}$")
     string(REPLACE "?" "." regex "${regex}")
     set(generic FALSE)
-    if (K_STRIDE STREQUAL "any" AND K_FILTER STREQUAL "any")
+    if (K_STRIDE STREQUAL "any" AND K_FILTER STREQUAL "any" AND K_ROLE STREQUAL "default")
         set(generic TRUE)
-    endif ()
-    if (K_BASELINE)
-        set(generic FALSE)
     endif ()
     if (NOT name MATCHES "${regex}" AND NOT generic)
         return()
@@ -99,10 +46,14 @@ function(_conv_kernel)
     string(REPLACE "ANY" "Any" st ${st})
     string(REPLACE "ANY" "Any" fi ${fi})
     string(JOIN " " sched ${K_SCHEDULE})
-    set(role false)
-    if (K_BASELINE)
-        set(role true)
+    set(role Baseline)
+    if (K_ROLE STREQUAL "default")
+        set(role Default)
+    elseif (K_ROLE STREQUAL "candidate")
+        set(role Candidate)
     endif ()
+    # Registry row: name, class, device, family, role, compile-time and launch-time knobs.
+    set(row_tail "\"${K_FAMILY}\", ${role}, \"${sched}\", \"${K_LAUNCH}\"")
     set(features user_context-c_plus_plus_name_mangling)
     if (K_ON STREQUAL "host")
         set(target ${CONVBWD_HOST_TARGET}-${features})
@@ -119,15 +70,12 @@ function(_conv_kernel)
     else ()
         message(FATAL_ERROR "conv_kernel: ON must be host or gpu (got ${K_ON})")
     endif ()
-    if (NOT K_GENERATOR_ON)
-        set(K_GENERATOR_ON ${K_ON})
+    set(exe gpu)
+    if (K_ON STREQUAL "host")
+        set(exe host)
     endif ()
-    set(generator conv_${K_DIR}_${K_GENERATOR_ON})
-    if (K_GENERATOR)
-        set(generator ${K_GENERATOR})
-    endif ()
-    add_halide_library(${name} FROM convbwd_${K_GENERATOR_ON}.generator
-                       GENERATOR ${generator}
+    add_halide_library(${name} FROM convbwd_${exe}.generator
+                       GENERATOR ${K_FAMILY}
                        NAMESPACE convbwd::kernels
                        TARGETS ${target}
                        USE_RUNTIME convbwd.runtime
@@ -135,7 +83,7 @@ function(_conv_kernel)
                        FUNCTION_INFO_HEADER ${name}_INFO
                        PARAMS dtype=${K_DTYPE} layout=${K_LAYOUT} stride_class=${K_STRIDE}
                               filter_class=${K_FILTER} ${K_SCHEDULE})
-    set(_convbwd_list "${_convbwd_list}CONVBWD_KERNEL(${name}, ${dir_enum}, ${dt}, ${lay}, ${st}, ${fi}, ${on}, \"${sched}\", ${role})\n" PARENT_SCOPE)
+    set(_convbwd_list "${_convbwd_list}CONVBWD_KERNEL(${name}, ${dir_enum}, ${dt}, ${lay}, ${st}, ${fi}, ${on}, ${row_tail})\n" PARENT_SCOPE)
     set(_convbwd_headers "${_convbwd_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
     set(CONVBWD_KERNEL_TARGETS ${CONVBWD_KERNEL_TARGETS} ${name} PARENT_SCOPE)
 endfunction()
@@ -152,10 +100,7 @@ endfunction()
 macro(_conv_kernel_amdgpu)
     set(gen_dir ${CMAKE_BINARY_DIR}/amdgpu_src)
     set(cl ${gen_dir}/${name}.cl)
-    set(generator conv_${K_DIR}_gpu)
-    if (K_GENERATOR)
-        set(generator ${K_GENERATOR})
-    endif ()
+    set(generator ${K_FAMILY})
     string(MAKE_C_IDENTIFIER "${name}" ident)
     set(host_obj ${gen_dir}/${name}.o)
     set(hip_obj ${gen_dir}/${name}.hip.o)
@@ -187,7 +132,7 @@ extern \"C\" int convbwd_hip_initialize_kernels_${ident}(void *user_context, voi
     target_sources(${name} PRIVATE ${hip_obj} ${gen_dir}/${name}.h ${gen_dir}/${name}_hip_glue.cpp)
     target_include_directories(${name} PUBLIC ${gen_dir} PRIVATE ${PROJECT_SOURCE_DIR}/runtime/include)
     target_link_libraries(${name} PRIVATE Halide::Runtime)
-    set(_convbwd_list "${_convbwd_list}CONVBWD_KERNEL(${name}, ${dir_enum}, ${dt}, ${lay}, ${st}, ${fi}, AmdGpu, \"${sched}\", ${role})\n" PARENT_SCOPE)
+    set(_convbwd_list "${_convbwd_list}CONVBWD_KERNEL(${name}, ${dir_enum}, ${dt}, ${lay}, ${st}, ${fi}, AmdGpu, ${row_tail})\n" PARENT_SCOPE)
     set(_convbwd_headers "${_convbwd_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
     set(_convbwd_amdgpu_list "${_convbwd_amdgpu_list}CONVBWD_AMDGPU_KERNEL(${name}, ${co_SYMBOL}, \"${sched}\")\n" PARENT_SCOPE)
     set(_convbwd_amdgpu_headers "${_convbwd_amdgpu_headers}#include \"${name}_code_objects.h\"\n" PARENT_SCOPE)
@@ -195,7 +140,7 @@ extern \"C\" int convbwd_hip_initialize_kernels_${ident}(void *user_context, voi
 endmacro()
 
 macro(convbwd_kernels_end)
-    set(_hdr "// Generated by cmake/ConvbwdKernels.cmake from schedules/variants.cmake: do not edit.\n")
+    set(_hdr "// Generated by cmake/ConvbwdKernels.cmake from schedules/kernels.manifest: do not edit.\n")
     file(CONFIGURE OUTPUT ${CONVBWD_GENERATED_DIR}/kernel_list.inc CONTENT "${_hdr}${_convbwd_list}" @ONLY)
     file(CONFIGURE OUTPUT ${CONVBWD_GENERATED_DIR}/all_kernels.h CONTENT "${_hdr}#pragma once\n${_convbwd_headers}" @ONLY)
     file(CONFIGURE OUTPUT ${CONVBWD_GENERATED_DIR}/amdgpu_kernels.inc

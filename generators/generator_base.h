@@ -14,6 +14,7 @@
 
 #include "Halide.h"
 #include "../schedules/schedules.h"
+#include "../schedules/spaces.h"
 
 namespace convbwd::gen {
 
@@ -26,6 +27,31 @@ inline const std::map<std::string, StrideClass> kStrides = {
 inline const std::map<std::string, FilterClass> kFilters = {
     {"k1", FilterClass::K1}, {"k3", FilterClass::K3}, {"any", FilterClass::Any}};
 
+// A family's compile-time knobs as GeneratorParams (launch-time knobs never reach the generator:
+// the runtime reads them), from its table in schedules/spaces.h.
+#define CONVBWD_GEN_PARAM_Compile(name, def) GeneratorParam<int> name{#name, def};
+#define CONVBWD_GEN_PARAM_Launch(name, def)
+#define CONVBWD_GEN_PARAM(name, def, kind, ...) CONVBWD_GEN_PARAM_##kind(name, def)
+#define CONVBWD_GEN_COPY_Compile(name) p.name = name;
+#define CONVBWD_GEN_COPY_Launch(name)
+#define CONVBWD_GEN_COPY(name, def, kind, ...) CONVBWD_GEN_COPY_##kind(name)
+
+// Each family's knobs as a member struct of its generator: GeneratorParams (Halide finds them
+// anywhere inside the generator object) and the params struct the schedule reads.
+#define CONVBWD_GEN_KNOBS(Knobs, Params, TABLE)           \
+    struct Knobs {                                        \
+        TABLE(CONVBWD_GEN_PARAM)                          \
+        Params params() const {                           \
+            Params p;                                     \
+            TABLE(CONVBWD_GEN_COPY)                       \
+            return p;                                     \
+        }                                                 \
+    };
+CONVBWD_GEN_KNOBS(BwdDataHostKnobs, BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
+CONVBWD_GEN_KNOBS(BwdWeightHostKnobs, BwdWeightHostParams, CONVBWD_BWD_WEIGHT_HOST_KNOBS)
+CONVBWD_GEN_KNOBS(BwdDataGpuKnobs, BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
+CONVBWD_GEN_KNOBS(BwdWeightGpuKnobs, BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
+
 // Inputs, outputs and class constraints shared by both directions.
 template <class Gen>
 class ConvGeneratorBase : public Generator<Gen> {
@@ -36,6 +62,31 @@ public:
     GeneratorParam<FilterClass> filter_class{"filter_class", FilterClass::Any, kFilters};
 
     using Generator<Gen>::add_requirement;
+    using Generator<Gen>::get_target;
+
+    // The device this compile is for: the kernel list's amdgpu kernels are OpenCL C compiled with
+    // cl_half (cmake/ConvbwdKernels.cmake), its opencl ones without.
+    Device device() const {
+        const Target t = get_target();
+        if (t.has_feature(Target::CUDA)) return Device::Cuda;
+        if (t.has_feature(Target::OpenCL)) return t.has_feature(Target::CLHalf) ? Device::AmdGpu : Device::OpenCL;
+        return Device::Host;
+    }
+    // The family's valid() for these params and this kernel's class: an invalid point is never
+    // compiled (the manifest tool refuses it first; this catches direct generator runs).
+    template <class Params>
+    void require_valid(const Params &p, const char *family) {
+        KnobValues kv = default_values(*find_family(family));
+        size_t i = 0;
+        Params::visit(p, [&](const int &v, const char *name) {
+            const std::vector<int> &dom = kv.family->knobs()[i].domain;
+            _halide_user_assert(std::find(dom.begin(), dom.end(), v) != dom.end())
+                << family << ": knob " << name << " = " << v << " is outside its domain";
+            kv.v[i++] = v;
+        });
+        const std::string why = valid(kv, KernelClass{Gen::kDir, dtype, layout, stride_class, filter_class, device()});
+        _halide_user_assert(why.empty()) << family << ": " << why;
+    }
 
     void configure() {
         Type t = storage_type(dtype);
@@ -133,17 +184,13 @@ protected:
 // Scatter-then-conv backward-data: materialise the zero-inserted dy (what IREE's baseline and
 // naive transposed convolutions do) and run the stride-1 algorithm over it. A comparison
 // baseline only (kernel list BASELINE): it executes stride_h * stride_w times the useful work.
-template <class Params, bool kGpu>
-class ConvBwdDataScatter : public ConvGeneratorBase<ConvBwdDataScatter<Params, kGpu>> {
+template <class Knobs, bool kGpu>
+class ConvBwdDataScatter : public ConvGeneratorBase<ConvBwdDataScatter<Knobs, kGpu>> {
 public:
     static constexpr bool kHasWorkspace = false;
-    using Base = ConvGeneratorBase<ConvBwdDataScatter<Params, kGpu>>;
-    GeneratorParam<int> tile_c{"tile_c", Params{}.tile_c, 1, 16};
-    GeneratorParam<int> tile_x{"tile_x", Params{}.tile_x, 1, 16};
-    GeneratorParam<int> vec{"vec", 8, 1, 32};             // host only
-    GeneratorParam<int> threads_c{"threads_c", 16, 1, 1024};  // gpu only
-    GeneratorParam<int> threads_x{"threads_x", 8, 1, 1024};   // gpu only
-
+    static constexpr Direction kDir = Direction::BwdData;
+    using Base = ConvGeneratorBase<ConvBwdDataScatter<Knobs, kGpu>>;
+    Knobs knobs;  // the backward-data family's knobs: the stride-1 schedule runs on the scattered dy
     void generate() {
         auto &a = this->a, &b = this->b, &prev = this->prev, &out = this->out;
         Func dy = *a, w = *b, pv = *prev;
@@ -161,13 +208,13 @@ public:
         for (auto *buf : {a, b, prev}) this->constrain_layout(*buf);
         this->constrain_layout(*out);
         dyz.compute_root();  // the materialised scatter (a memset + a strided copy)
+        const auto prm = knobs.params();
+        this->require_valid(prm, kGpu ? "conv_bwd_data_scatter_gpu" : "conv_bwd_data_scatter_host");
         if constexpr (kGpu) {
-            BwdDataGpuParams prm{tile_c, tile_x, threads_c, threads_x};
             schedule_bwd_data_gpu(g, prm, z, this->layout, StrideClass::S1, this->filter_class);
             Var qo, qi, ko, ki;
             dyz.gpu_tile(k, q, ko, qo, ki, qi, 64, 4, TailStrategy::GuardWithIf);
         } else {
-            BwdDataHostParams prm{vec, tile_c, tile_x};
             schedule_bwd_data_host(g, prm, z, this->layout, StrideClass::S1, this->filter_class);
             dyz.parallel(n);
         }

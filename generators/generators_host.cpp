@@ -7,14 +7,14 @@ namespace {
 class ConvBwdDataHost : public ConvGeneratorBase<ConvBwdDataHost> {
 public:
     static constexpr bool kHasWorkspace = false;
-    GeneratorParam<int> vec{"vec", BwdDataHostParams{}.vec, 1, 32};
-    GeneratorParam<int> tile_c{"tile_c", BwdDataHostParams{}.tile_c, 1, 8};
-    GeneratorParam<int> tile_x{"tile_x", BwdDataHostParams{}.tile_x, 1, 16};
+    static constexpr Direction kDir = Direction::BwdData;
+    BwdDataHostKnobs knobs;
 
     void generate() {
         ConvArgs args = bwd_data_args();
         BwdDataGraph g = build_bwd_data(args);
-        BwdDataHostParams p{vec, tile_c, tile_x};
+        const BwdDataHostParams p = knobs.params();
+        require_valid(p, "conv_bwd_data_host");
         schedule_bwd_data_host(g, p, args, layout, stride_class, filter_class);
     }
 };
@@ -22,20 +22,19 @@ public:
 class ConvBwdWeightHost : public ConvGeneratorBase<ConvBwdWeightHost> {
 public:
     static constexpr bool kHasWorkspace = true;
-    GeneratorParam<int> vec{"vec", BwdWeightHostParams{}.vec, 1, 32};
-    GeneratorParam<int> tile_c{"tile_c", BwdWeightHostParams{}.tile_c, 1, 8};
-    GeneratorParam<int> tile_k{"tile_k", BwdWeightHostParams{}.tile_k, 1, 16};
-    GeneratorParam<int> max_splits{"max_splits", BwdWeightHostParams{}.max_splits, 1, 4096};  // cap, read by the runtime
+    static constexpr Direction kDir = Direction::BwdWeight;
+    BwdWeightHostKnobs knobs;
 
     void generate() {
         ConvArgs args = bwd_weight_args();
         BwdWeightGraph g = build_bwd_weight(args);
-        BwdWeightHostParams p{vec, tile_c, tile_k, max_splits};
+        const BwdWeightHostParams p = knobs.params();
+        require_valid(p, "conv_bwd_weight_host");
         schedule_bwd_weight_host(g, p, args, layout, stride_class, filter_class);
     }
 };
 
-using ConvBwdDataScatterHost = ConvBwdDataScatter<BwdDataHostParams, false>;
+using ConvBwdDataScatterHost = ConvBwdDataScatter<BwdDataHostKnobs, false>;
 
 }  // namespace
 }  // namespace convbwd::gen

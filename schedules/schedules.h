@@ -3,7 +3,7 @@
 #pragma once
 
 #include "../generators/algorithms.h"
-#include "params.h"
+#include "spaces.h"
 
 #include <vector>
 

@@ -259,6 +259,10 @@ void check_schema(const Json &r, bool with_peer) {
     CHECK_MESSAGE((tokenize_driver_line(r["problem"].s, &dl, &err) && problem_from_line(dl, &p, &dirs, &err)),
                   "problem is not a driver line: ", err);
     CHECK(dirs == (r["direction"].s == "bwd_data" ? 2 : 4));
+    // The problem's tuning-database key, one token that starts with the row's direction.
+    REQUIRE(r.has("problem_key"));
+    CHECK(r["problem_key"].s.rfind(r["direction"].s + "-" + r["dtype"].s + "-" + r["layout"].s + "-", 0) == 0);
+    CHECK(r["problem_key"].s.find(' ') == std::string::npos);
     if (with_peer) {
         for (const char *k : {"peer", "peer_time_ms", "peer_verified"}) REQUIRE_MESSAGE(r.has(k), "missing ", k);
         CHECK(r["peer"].type == Json::String);
@@ -776,3 +780,106 @@ TEST_CASE("driver: --load-dir refuses a wrong file by name and writes nothing") 
 }
 
 }  // TEST_SUITE("driver")
+
+// Tuning databases through the driver, as a user runs it: --tuning-db and CONVBWD_TUNING_DB pick a
+// record's kernel for its problem (the rows' problem_key), CONVBWD_VERBOSE=dispatch says which
+// record was used and why others were skipped, a malformed file is refused naming its line.
+TEST_SUITE("tuning") {
+
+TEST_CASE("driver: --tuning-db and CONVBWD_TUNING_DB use a record for its problem, and say why others were skipped") {
+    const std::string line = "conv -n 2 -c 8 -H 9 -W 9 -k 8 -y 3 -x 3 -p 1 -q 1 -I NHWC -F 2";
+    Run r = driver(line + " --json");
+    std::vector<Json> rows = rows_of(r);
+    REQUIRE(rows.size() == 1);
+    REQUIRE(rows[0].has("problem_key"));
+    const std::string key = rows[0]["problem_key"].s, dflt = rows[0]["kernel"].s;
+    const std::string generic = "bwdd_f32_nhwc_any_any_host_c1x4";
+    REQUIRE(dflt != generic);
+    TempDir d;
+    {
+        std::ofstream f(d / "t.db");
+        f << "# tuned by hand\n"
+          << key << " bwdd_f32_nhwc_s1_k3_host_c9x9\n"
+          << key << " bwdd_f32_nhwc_s2_k3_host_c2x3\n"
+          << key << " " << generic << " tile_c=2\n"
+          << key << " " << generic << "\n";
+    }
+    for (const std::string &how : {"--tuning-db " + quote(d / "t.db"), std::string()}) {
+        CAPTURE(how);
+        const std::string env = how.empty() ? "CONVBWD_TUNING_DB=" + quote(d / "t.db") + " " : "";
+        const std::string cmd = "env " + env + "CONVBWD_VERBOSE=dispatch " + quote(CONVBWD_DRIVER_PATH) + " " + line +
+                                " --json " + how + " >" + d / "out" + " 2>" + d / "err";
+        Run t;
+        const int st = std::system(cmd.c_str());
+        t.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        t.out = slurp(d / "out");
+        t.err = slurp(d / "err");
+        CAPTURE(t.err);
+        CHECK(t.rc == 0);
+        std::vector<Json> tr = rows_of(t);
+        REQUIRE(tr.size() == 1);
+        CHECK(tr[0]["kernel"].s == generic);
+        CHECK(tr[0]["verified"].b);
+        const std::string at = d / "t.db";
+        CHECK(contains(t.err, "skipped tuning db " + at + ":2 (bwdd_f32_nhwc_s1_k3_host_c9x9): kernel not built"));
+        CHECK(contains(t.err, "skipped tuning db " + at + ":3 (bwdd_f32_nhwc_s2_k3_host_c2x3): stride_class s2"));
+        CHECK(contains(t.err, "skipped tuning db " + at + ":4 (" + generic + "): bad launch knob: knob 'tile_c' is compile-time"));
+        CHECK(contains(t.err, "tuning db " + at + ":5 -> " + generic));
+    }
+    // Another problem keeps its default.
+    Run other = driver("conv -n 3 -c 8 -H 9 -W 9 -k 8 -y 3 -x 3 -p 1 -q 1 -I NHWC -F 2 --json --tuning-db " + quote(d / "t.db"));
+    std::vector<Json> orow = rows_of(other);
+    REQUIRE(orow.size() == 1);
+    CHECK(orow[0]["kernel"].s == dflt);
+}
+
+TEST_CASE("driver: a malformed --tuning-db is refused with its line; a bad CONVBWD_TUNING_DB is ignored with a warning") {
+    TempDir d;
+    {
+        std::ofstream f(d / "bad.db");
+        f << "# fine\nbwd_data-f32-nhwc-host-n2 bwdd_f32_nhwc_any_any_host_c1x4\n";
+    }
+    Run r = driver("conv -n 2 -c 8 -H 9 -W 9 -k 8 -y 3 -x 3 -p 1 -q 1 -F 2 --tuning-db " + quote(d / "bad.db"));
+    CHECK(r.rc == 2);
+    CHECK(contains(r.err, d / "bad.db" + ":2: problem_key:"));
+    const std::string cmd = "env CONVBWD_TUNING_DB=" + quote(d / "bad.db") + " " + quote(CONVBWD_DRIVER_PATH) +
+                            " conv -n 2 -c 8 -H 9 -W 9 -k 8 -y 3 -x 3 -p 1 -q 1 -F 2 >" + d / "out" + " 2>" + d / "err";
+    const int st = std::system(cmd.c_str());
+    CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+    CHECK(contains(slurp(d / "err"), "CONVBWD_TUNING_DB ignored: " + d / "bad.db" + ":2: problem_key:"));
+}
+
+TEST_CASE("driver: --list-kernels --json gives each kernel's family, role, knobs and space; --list-spaces the families") {
+    Run r = driver("--list-kernels --json");
+    int checked = 0;
+    for (const Json &row : rows_of(r)) {
+        if (row.has("arch")) continue;
+        for (const char *k : {"family", "role", "knobs", "space"}) REQUIRE(row.has(k));
+        CHECK((row["role"].s == "default" || row["role"].s == "candidate" || row["role"].s == "baseline"));
+        // Every knob has a value inside its space's domain.
+        const Json &space = row["space"];
+        CHECK(row["knobs"].o.size() == space.o.size());
+        for (const auto &[name, v] : row["knobs"].o) {
+            REQUIRE(space.has(name));
+            bool in_domain = false;
+            for (const Json &x : space[name]["domain"].a) in_domain |= x.n == v.n;
+            CHECK(in_domain);
+            CHECK((space[name]["kind"].s == "compile" || space[name]["kind"].s == "launch"));
+        }
+        checked++;
+    }
+    CHECK(checked == convbwd_kernel_count());
+    Run s = driver("--list-spaces --json");
+    CHECK(s.rc == 0);
+    std::vector<Json> fams = rows_of(s);
+    CHECK(fams.size() >= 6);
+    for (const Json &f : fams) {
+        REQUIRE(f.has("knobs"));
+        CHECK(!f["knobs"].o.empty());
+    }
+    Run t = driver("--list-spaces");
+    CHECK(contains(t.out, "conv_bwd_weight_gpu"));
+    CHECK(contains(t.out, "split_blocks  launch"));
+}
+
+}  // TEST_SUITE("tuning")

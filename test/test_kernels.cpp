@@ -137,7 +137,7 @@ int for_each_usable_kernel(Keep keep, Body body) {
 }  // namespace
 
 TEST_SUITE("kernels") {
-#define CONVBWD_KERNEL(name, dir, dtype, layout, stride, filter, on, sched, role) \
+#define CONVBWD_KERNEL(name, dir, dtype, layout, stride, filter, on, family, role, sched, launch) \
     TEST_CASE(#name) { check_kernel(#name, Direction::dir, DType::dtype, Layout::layout, Device::on); }
 #include "kernel_list.inc"
 #undef CONVBWD_KERNEL

@@ -4,6 +4,7 @@
 #include <functional>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -84,6 +85,9 @@ bool run_one(const ConvProblem &p, Direction dir, const Options &o, TargetDevice
     convbwd_problem cp = to_c(p);
     convbwd_exec exec{};
     exec.target = o.target_enum;
+    // The key tuning databases use for this problem (runtime/src/dispatch.cpp).
+    if (char key[256]; convbwd_problem_key(&cp, cd, to_c(p.dtype), to_c(p.layout), &exec, key, sizeof key) == CONVBWD_SUCCESS)
+        row.str("problem_key", key);
     exec.kernel = o.kernel.empty() ? nullptr : o.kernel.c_str();
     exec.stream = dev ? dev->stream() : nullptr;
     const char *kname = nullptr;
@@ -206,9 +210,18 @@ bool run_one(const ConvProblem &p, Direction dir, const Options &o, TargetDevice
         }
     };
     if (o.compare == "scatter") {
-        // The scatter-then-conv baseline kernel (never dispatched) of this dtype, layout and target.
-        std::string base = std::string("bwdd_") + to_string(p.dtype) + "_" + to_string(p.layout) + "_any_any_" +
-                           o.target + "_scatter";
+        // The scatter-then-conv baseline kernel (a kernel of a scatter family, never dispatched) of
+        // this dtype, layout and target.
+        std::string base = "(none built)";
+        for (int i = 0; i < convbwd_kernel_count(); i++) {
+            convbwd_kernel_desc d;
+            convbwd_kernel_info(i, &d);
+            if (std::strstr(d.family, "_scatter_") && d.dtype == to_c(p.dtype) && d.layout == to_c(p.layout) &&
+                d.target == o.target_enum) {
+                base = d.name;
+                break;
+            }
+        }
         convbwd_exec bexec = exec;
         bexec.kernel = base.c_str();
         HostTensor pout = s0.out;

@@ -11,7 +11,7 @@ namespace convbwd::driver {
 const char *kUsage =
     "usage: convbwd-driver conv|convfp16|convbfp16 [MIOpenDriver flags] [options]\n"
     "       convbwd-driver [conv|convfp16|convbfp16] --shapes FILE [flags that override every line] [options]\n"
-    "       convbwd-driver --list-kernels [--target T]\n"
+    "       convbwd-driver --list-kernels [--target T] [--json]    --list-spaces [--json]\n"
     "MIOpenDriver flags (short or long names; -c and -k are totals over the -g groups):\n"
     "  -n batch  -c in channels  -H/-W in height/width  -k out channels  -y/-x filter height/width\n"
     "  -p/-q padding  -u/-v stride  -l/-j dilation  -g groups\n"
@@ -21,11 +21,14 @@ const char *kUsage =
     "  flags left out are 1 (padding 0), not MIOpenDriver's defaults (-n 100 -c 3 -H 32 ...): logged lines give all\n"
     "options:\n"
     "  --target host|opencl|cuda|amdgpu   where to run (kernels of that target must be built in)\n"
-    "  --kernel NAME      force one kernel (--list-kernels); refused if it cannot run the problem\n"
+    "  --kernel 'NAME [knob=value ...]'  force one kernel (--list-kernels), optionally with launch-time\n"
+    "                     knob values (--list-spaces); refused if it cannot run the problem\n"
+    "  --tuning-db FILE   a tuning database (<problem_key> <kernel> [knob=value ...] per line), consulted\n"
+    "                     before the defaults; refused whole, naming the line, if malformed\n"
     "  --shapes FILE      one MIOpenDriver line per problem (shapes/*.txt)\n"
     "  --compare onednn|cudnn|scatter  run a peer on the same data beside convbwd: oneDNN (host),\n"
     "                     cuDNN (cuda, TF32 off for f32), or the scatter-then-conv baseline kernel\n"
-    "  --json             one JSON object per (problem, direction) on stdout\n"
+    "  --json             one JSON object per (problem, direction) on stdout (with its problem_key)\n"
     "  --load-dir DIR     inputs from DIR/x.npy, w.npy, dy.npy (layout order; bf16 as float32)\n"
     "  --save-dir DIR     outputs to DIR/dx.npy, dw.npy\n"
     "  --warmup N (3)  --seed N (1)  --pad_bottom N  --pad_right N (asymmetric padding)\n";
@@ -115,8 +118,10 @@ const Flag kFlags[] = {
     {"--save-dir", nullptr, Kind::Option, nullptr, nullptr},
     {"--warmup", nullptr, Kind::Option, nullptr, nullptr},
     {"--seed", nullptr, Kind::Option, nullptr, nullptr},
+    {"--tuning-db", nullptr, Kind::Option, nullptr, nullptr},
     {"--json", nullptr, Kind::Bool, nullptr, nullptr},
     {"--list-kernels", nullptr, Kind::Bool, nullptr, nullptr},
+    {"--list-spaces", nullptr, Kind::Bool, nullptr, nullptr},
     {"--help", "-h", Kind::Bool, nullptr, nullptr},
 };
 
@@ -247,6 +252,7 @@ bool parse_command_line(const std::vector<std::string> &args, Options *o, std::s
         case Kind::Bool:
             if (canon == "--json") o->json = true;
             if (canon == "--list-kernels") o->list_kernels = true;
+            if (canon == "--list-spaces") o->list_spaces = true;
             if (canon == "--help") o->help = true;
             break;
         case Kind::Option:
@@ -288,6 +294,8 @@ bool parse_command_line(const std::vector<std::string> &args, Options *o, std::s
                 o->kernel = value;
             } else if (canon == "--shapes") {
                 o->shapes = value;
+            } else if (canon == "--tuning-db") {
+                o->tuning_db = value;
             } else if (canon == "--load-dir") {
                 o->load_dir = value;
             } else if (canon == "--save-dir") {

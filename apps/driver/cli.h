@@ -27,8 +27,8 @@ struct Options {
     std::string target = "host";
     bool explicit_target = false;
     convbwd_target target_enum = CONVBWD_TARGET_HOST;
-    std::string kernel, compare, load_dir, save_dir;
-    bool list_kernels = false, help = false;
+    std::string kernel, compare, load_dir, save_dir, tuning_db;
+    bool list_kernels = false, list_spaces = false, help = false;
 };
 
 // Parses argv[1..]. On error returns false with *error; *show_flags says whether the list of

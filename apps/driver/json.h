@@ -1,4 +1,4 @@
-// One flat JSON object per line (the driver's --json rows): strings escaped per RFC 8259,
+// One JSON object per line (the driver's --json rows): strings escaped per RFC 8259,
 // non-finite numbers written as null.
 #pragma once
 
@@ -45,9 +45,8 @@ public:
     JsonObject &integer(const std::string &key, int64_t v) { return raw(key, std::to_string(v)); }
     JsonObject &boolean(const std::string &key, bool v) { return raw(key, v ? "true" : "false"); }
     JsonObject &null(const std::string &key) { return raw(key, "null"); }
+    JsonObject &object(const std::string &key, const JsonObject &v) { return raw(key, v.text()); }
     std::string text() const { return "{" + body_ + "}"; }
-
-private:
     JsonObject &raw(const std::string &key, const std::string &v) {
         body_ += (body_.empty() ? "\"" : ", \"") + json_escape(key) + "\": " + v;
         return *this;

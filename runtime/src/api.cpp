@@ -158,20 +158,26 @@ void describe_activations(const TensorArg *args, Layout l, Query *q) {
     q->planes_dense = dense;
 }
 
-// The kernel a query runs: the one exec.kernel names (if it can implement the query), else the
-// dispatcher's choice.
-Status resolve_kernel(const Query &q, const char *forced, const KernelInfo **out) {
+// The kernel a query runs: the one exec.kernel names ("NAME [launch-time knob=value ...]"), if it
+// can implement the query, else the dispatcher's choice.
+Status resolve_kernel(const Query &q, const char *forced, Selection *out) {
     if (forced) {
-        *out = find_kernel(forced);
-        if (!*out) return fail(CONVBWD_NO_KERNEL, std::string("exec.kernel = ") + forced + ": no such kernel");
-        std::string why = cannot_implement(**out, q);
+        const std::string spec = forced;
+        const size_t sp = spec.find_first_of(" \t");
+        const std::string name = spec.substr(0, sp), launch = sp == std::string::npos ? "" : spec.substr(sp + 1);
+        const KernelInfo *k = find_kernel(name);
+        if (!k) return fail(CONVBWD_NO_KERNEL, "exec.kernel = " + name + ": no such kernel");
+        if (std::string e = with_launch_knobs(*k, launch, out); !e.empty())
+            return fail(CONVBWD_BAD_PARAM, "exec.kernel = " + spec + ": " + e);
+        out->source = "exec.kernel";
+        std::string why = cannot_implement(*out, q);
         if (!why.empty())
-            return fail(CONVBWD_NO_KERNEL, std::string("exec.kernel = ") + forced + " cannot implement the problem: " + why);
+            return fail(CONVBWD_NO_KERNEL, "exec.kernel = " + spec + " cannot implement the problem: " + why);
         return {};
     }
     std::string why;
     *out = select_kernel(q, &why);
-    if (!*out)
+    if (!out->kernel)
         return fail(CONVBWD_NO_KERNEL, "no kernel for " + problem_key(q) + (why.empty() ? "" : "; " + why) +
                                            " (CONVBWD_VERBOSE=dispatch lists every rejection)");
     return {};
@@ -204,13 +210,14 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     if (!s.ok()) return report(s);
     describe_activations(args, p.layout, &q);
 
-    const KernelInfo *k = nullptr;
-    s = resolve_kernel(q, ex.kernel, &k);
+    Selection sel;
+    s = resolve_kernel(q, ex.kernel, &sel);
     if (!s.ok()) return report(s);
+    const KernelInfo *k = sel.kernel;
 
     // Workspace: with an exec the caller provides it (NULL or short is an error); without one
     // (host convenience, as oneDNN's library-managed scratchpad) the call allocates it.
-    const int64_t ws_bytes = workspace_bytes(*k, p);
+    const int64_t ws_bytes = workspace_bytes(sel, p);
     std::vector<float> owned_ws;
     void *ws_ptr = nullptr;
     if (ws_bytes > 0) {
@@ -236,7 +243,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     // Kernels built for it (flat) see a pointwise stride-1 problem with dense dy and dx planes as
     // one row of H*W columns: late layers' rows of 7 or 14 columns would leave most of a block's
     // column threads idle.
-    if (dir == Direction::BwdData && flattens_pointwise_plane(*k, p) && q.planes_dense)
+    if (dir == Direction::BwdData && flattens_pointwise_plane(sel, p) && q.planes_dense)
         for (HalideView *v : {&a, &out}) {
             v->dim[0].extent *= v->dim[1].extent;
             v->dim[1].extent = 1;
@@ -251,7 +258,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     halide_dimension_t wd[5];
     halide_buffer_t ws{};
     if (dir == Direction::BwdWeight) {
-        const int64_t ext[5] = {p.S, p.R, p.C / p.G, p.K, weight_splits(*k, p)};
+        const int64_t ext[5] = {p.S, p.R, p.C / p.G, p.K, weight_splits(sel, p)};
         int64_t stride = 1;
         for (int d : kWorkspaceDimOrder) {
             wd[d] = halide_dimension_t(0, (int32_t)ext[d], (int32_t)stride);
@@ -286,7 +293,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
                         p.pad_left, p.G, alpha, beta, &out.buf);
     } else {
         rc = k->fn.weight(&ctx, &a.buf, &b.buf, &prev.buf, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w,
-                          p.pad_top, p.pad_left, p.G, alpha, beta, (int)weight_max_splits(*k, p), &ws, &out.buf);
+                          p.pad_top, p.pad_left, p.G, alpha, beta, (int)weight_max_splits(sel, p), &ws, &out.buf);
     }
     detach_all();
     if (rc != 0)
@@ -344,10 +351,10 @@ convbwd_status convbwd_select_kernel(const convbwd_problem *problem, convbwd_dir
     Query q;
     convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
     if (st != CONVBWD_SUCCESS) return st;
-    const KernelInfo *k = nullptr;
-    Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &k);
+    Selection sel;
+    Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &sel);
     if (!s.ok()) return report(s);
-    *kernel_name = k->name;
+    *kernel_name = sel.kernel->name;
     return CONVBWD_SUCCESS;
 }
 
@@ -357,10 +364,30 @@ convbwd_status convbwd_workspace_size(const convbwd_problem *problem, convbwd_di
     Query q;
     convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
     if (st != CONVBWD_SUCCESS) return st;
-    const KernelInfo *k = nullptr;
-    Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &k);
+    Selection sel;
+    Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &sel);
     if (!s.ok()) return report(s);
-    *bytes = (size_t)workspace_bytes(*k, q.problem);
+    *bytes = (size_t)workspace_bytes(sel, q.problem);
+    return CONVBWD_SUCCESS;
+}
+
+convbwd_status convbwd_problem_key(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
+                                   convbwd_layout layout, const convbwd_exec *exec, char *key, size_t key_bytes) {
+    if (!key) return report(fail(CONVBWD_NULL_POINTER, "key is NULL"));
+    Query q;
+    convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
+    if (st != CONVBWD_SUCCESS) return st;
+    const std::string k = problem_key(q);
+    if (k.size() + 1 > key_bytes)
+        return report(fail(CONVBWD_BAD_PARAM, "key_bytes = " + std::to_string(key_bytes) + " is less than the " +
+                                                  std::to_string(k.size() + 1) + " bytes of the key"));
+    std::memcpy(key, k.c_str(), k.size() + 1);
+    return CONVBWD_SUCCESS;
+}
+
+convbwd_status convbwd_load_tuning_db(const char *path) {
+    Status s = load_tuning_db(path);
+    if (!s.ok()) return report(s);
     return CONVBWD_SUCCESS;
 }
 
@@ -382,7 +409,16 @@ convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc) {
                                                 : CONVBWD_TARGET_AMDGPU;
     desc->stride_class = to_string(k.stride);
     desc->filter_class = to_string(k.filter);
-    desc->schedule = k.schedule;
+    // Every knob with its value (compile-time, then launch-time defaults), in table order.
+    static const std::vector<std::string> knobs = [] {
+        std::vector<std::string> v;
+        for (const KernelInfo *i = kernels_begin(); i != kernels_end(); ++i) v.push_back(print_knobs(kernel_knobs(*i)));
+        return v;
+    }();
+    desc->schedule = knobs[(size_t)index].c_str();
+    desc->family = k.family;
+    desc->role = to_string(k.role);
+    desc->launch = k.launch;
     return CONVBWD_SUCCESS;
 }
 

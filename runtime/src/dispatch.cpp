@@ -1,4 +1,4 @@
-// Dispatcher: classify, tuned table, then ordered first fit with reasons (oneDNN impl lists).
+// Dispatcher: classify, tuning databases, then ordered first fit with reasons (oneDNN impl lists).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -11,16 +11,6 @@
 namespace convbwd {
 
 namespace {
-
-struct TunedRow {
-    const char *key;
-    const char *kernel;
-};
-const TunedRow kTuned[] = {
-#define CONVBWD_TUNED(key, kernel) {key, kernel},
-#include "schedules/dispatch_table.inc"
-#undef CONVBWD_TUNED
-    {nullptr, nullptr}};
 
 bool verbose_dispatch() {
     const char *v = std::getenv("CONVBWD_VERBOSE");
@@ -35,14 +25,15 @@ std::string problem_key(const Query &q) {
     const ConvProblem &p = q.problem;
     char buf[320];
     std::snprintf(buf, sizeof buf,
-                  "%s %s %s %s n%d c%d h%d w%d k%d p%d q%d r%d s%d g%d pad%d,%d,%d,%d u%d,%d l%d,%d",
+                  "%s-%s-%s-%s-n%d-c%d-h%d-w%d-k%d-p%d-q%d-r%d-s%d-g%d-pad%d,%d,%d,%d-u%d,%d-l%d,%d",
                   to_string(q.dir), to_string(p.dtype), to_string(p.layout), to_string(q.device), p.N, p.C, p.H,
                   p.W, p.K, p.P, p.Q, p.R, p.S, p.G, p.pad_top, p.pad_bottom, p.pad_left, p.pad_right, p.stride_h,
                   p.stride_w, p.dilation_h, p.dilation_w);
     return buf;
 }
 
-std::string cannot_implement(const KernelInfo &k, const Query &q) {
+std::string cannot_implement(const Selection &sel, const Query &q) {
+    const KernelInfo &k = *sel.kernel;
     const ConvProblem &p = q.problem;
     if (k.dir != q.dir) return std::string("direction ") + to_string(k.dir);
     if (k.device != q.device) return std::string("device ") + to_string(k.device);
@@ -57,7 +48,7 @@ std::string cannot_implement(const KernelInfo &k, const Query &q) {
                "," + std::to_string(p.pad_right) + " dilation " + dims(p.dilation_h, p.dilation_w);
     // GPU kernels put rows x images (and staged copies their padded rows) on a grid dim that
     // holds at most 65535 blocks (CUDA's y and z; kept for every GPU target).
-    if (const int64_t rows = gpu_grid_rows(k, q); rows > 65535)
+    if (const int64_t rows = gpu_grid_rows(sel, q); rows > 65535)
         return "rows: h = " + std::to_string(p.H) + ", n = " + std::to_string(p.N) + ": the kernel puts " +
                std::to_string(rows) + " rows x images (padded, or filter rows x k) on a GPU grid dim of at most 65535 blocks";
     const int v = channel_vector(k);
@@ -72,7 +63,7 @@ std::string cannot_implement(const KernelInfo &k, const Query &q) {
                " (k a multiple of " + std::to_string(v) + ", groups 1)";
     if (const int cv = column_vector(k); cv > 1) {
         // The kernel sees one row of H*W columns where it flattens the plane (runtime: api.cpp).
-        const bool flat = flattens_pointwise_plane(k, p) && q.planes_dense;
+        const bool flat = flattens_pointwise_plane(sel, p) && q.planes_dense;
         const int64_t cols = flat ? (int64_t)p.H * p.W : p.W;
         const std::string need = " (multiples of " + std::to_string(cv) + "; the kernel loads columns as vectors of " +
                                  std::to_string(cv) + ")";
@@ -88,24 +79,38 @@ std::string cannot_implement(const KernelInfo &k, const Query &q) {
     return {};
 }
 
-const KernelInfo *select_kernel(const Query &q, std::string *why_none) {
+Selection select_kernel(const Query &q, std::string *why_none) {
     const bool verbose = verbose_dispatch();
     bool why_none_specific = false;
     const std::string key = problem_key(q);
-    for (const TunedRow *t = kTuned; t->key; ++t) {
-        if (key != t->key) continue;
-        const KernelInfo *k = find_kernel(t->kernel);
-        if (k && cannot_implement(*k, q).empty()) {
-            if (verbose) std::fprintf(stderr, "convbwd dispatch: [%s] tuned -> %s\n", key.c_str(), k->name);
-            return k;
+    // Tuning databases: the user's records, then the default ones; the first usable one wins.
+    for (const TuningRecord &r : tuning_records(key)) {
+        std::string why;
+        Selection sel;
+        if (const KernelInfo *k = find_kernel(r.kernel); !k)
+            why = "kernel not built into this library";
+        else if (std::string e = with_launch_knobs(*k, r.launch, &sel); !e.empty())
+            why = "bad launch knob: " + e;
+        else
+            why = cannot_implement(sel, q);
+        if (why.empty()) {
+            sel.source = "tuning db " + r.where;
+            if (verbose)
+                std::fprintf(stderr, "convbwd dispatch: [%s] %s -> %s%s%s\n", key.c_str(), sel.source.c_str(),
+                             r.kernel.c_str(), r.launch.empty() ? "" : " ", r.launch.c_str());
+            return sel;
         }
+        if (verbose)
+            std::fprintf(stderr, "convbwd dispatch: [%s] skipped tuning db %s (%s): %s\n", key.c_str(), r.where.c_str(),
+                         r.kernel.c_str(), why.c_str());
     }
     for (const KernelInfo *k = kernels_begin(); k != kernels_end(); ++k) {
-        if (k->baseline) continue;  // baselines run only when named
-        std::string why = cannot_implement(*k, q);
+        if (k->role != Role::Default) continue;  // candidates and baselines run only when named
+        Selection sel = select_as_built(*k, "kernel list");
+        std::string why = cannot_implement(sel, q);
         if (why.empty()) {
             if (verbose) std::fprintf(stderr, "convbwd dispatch: [%s] chose %s\n", key.c_str(), k->name);
-            return k;
+            return sel;
         }
         // Kernels of another direction, device, dtype or layout are not worth a line each.
         const bool same_kind = k->dir == q.dir && k->device == q.device && k->dtype == q.problem.dtype &&
@@ -121,7 +126,7 @@ const KernelInfo *select_kernel(const Query &q, std::string *why_none) {
             std::fprintf(stderr, "convbwd dispatch: [%s] rejected %s: %s\n", key.c_str(), k->name, why.c_str());
     }
     if (verbose) std::fprintf(stderr, "convbwd dispatch: [%s] no kernel\n", key.c_str());
-    return nullptr;
+    return {};
 }
 
 Status device_of(convbwd_target t, Device *d) {

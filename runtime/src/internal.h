@@ -7,6 +7,7 @@
 #include "HalideRuntime.h"
 #include "convbwd/convbwd.h"
 #include "generators/conv_problem.h"
+#include "schedules/spaces.h"
 
 namespace convbwd {
 
@@ -32,29 +33,44 @@ struct KernelInfo {
     StrideClass stride;
     FilterClass filter;
     Device device;
-    const char *schedule;
-    bool baseline;  // a comparison baseline (e.g. scatter-then-conv): run only when forced by name
+    const char *family;    // its generator and schedule space (schedules/spaces.h)
+    Role role;             // candidates and baselines run only when named (exec.kernel, a tuning record)
+    const char *schedule;  // compile-time knobs, key=value
+    const char *launch;    // launch-time knobs' values unless a tuning record or exec.kernel sets them
     KernelFn fn;
 };
 
-// Workspace bytes kernel k needs for problem p (backward-weight: the f32 partials).
-int64_t workspace_bytes(const KernelInfo &k, const ConvProblem &p);
-// Backward-weight's reduction split for problem p on kernel k: the max_splits the kernel is
-// called with (a function of the problem and the kernel only, so results are reproducible), and
-// the number of partial sums that gives.
-int64_t weight_max_splits(const KernelInfo &k, const ConvProblem &p);
-int64_t weight_splits(const KernelInfo &k, const ConvProblem &p);
+// A kernel and the knob values it is launched with: its compile-time knobs and its launch-time
+// ones (the manifest's, or a tuning-database record's, or exec.kernel's "NAME knob=value ...").
+struct Selection {
+    const KernelInfo *kernel = nullptr;
+    KnobValues knobs;
+    std::string source;  // where the choice came from (for CONVBWD_VERBOSE=dispatch)
+};
+// The kernel's own knob values (parsed once per registry entry).
+const KnobValues &kernel_knobs(const KernelInfo &k);
+inline Selection select_as_built(const KernelInfo &k, std::string source = {}) { return {&k, kernel_knobs(k), std::move(source)}; }
+// The same with launch-time knobs set from "knob=value ..."; "" or the error naming the knob.
+std::string with_launch_knobs(const KernelInfo &k, const std::string &launch, Selection *out);
 
-// Whether kernel k sees problem p's spatial plane as one row (BwdDataGpuParams::flat): a pointwise
+// Workspace bytes a selection needs for problem p (backward-weight: the f32 partials).
+int64_t workspace_bytes(const Selection &s, const ConvProblem &p);
+// Backward-weight's reduction split for problem p: the max_splits the kernel is called with (a
+// function of the problem and the selection only, so results are reproducible), and the number
+// of partial sums that gives.
+int64_t weight_max_splits(const Selection &s, const ConvProblem &p);
+int64_t weight_splits(const Selection &s, const ConvProblem &p);
+
+// Whether a selection sees problem p's spatial plane as one row (launch knob flat): a pointwise
 // stride-1 unpadded problem, P x Q = H x W. The caller still checks that the planes are dense.
-bool flattens_pointwise_plane(const KernelInfo &k, const ConvProblem &p);
-// The channel vector of kernel k (BwdDataGpuParams::vec, BwdWeightGpuParams::vec): k requires C
-// and C / groups to be multiples of it (1: any); backward-weight ones K too, and groups 1.
+bool flattens_pointwise_plane(const Selection &s, const ConvProblem &p);
+// The channel vector of kernel k (its params' channel_vector()): k requires C and C / groups to
+// be multiples of it (1: any); backward-weight ones K too, and groups 1.
 int channel_vector(const KernelInfo &k);
 // Struct Query is declared below; the rows x images (or filter rows x k) a GPU kernel puts on one
 // grid dim of at most 65535 blocks for this query (0 for host kernels and where none does).
 struct Query;
-int64_t gpu_grid_rows(const KernelInfo &k, const Query &q);
+int64_t gpu_grid_rows(const Selection &s, const Query &q);
 // A GPU backward-data kernel's column vector (NCHW read in place, xvec): its rows (flat: planes)
 // and the tensors' strides and bases must be multiples of it; 1 for every other kernel.
 int column_vector(const KernelInfo &k);
@@ -98,17 +114,33 @@ struct Query {
     std::vector<Alignment> alignments;
 };
 
-// Empty when the kernel can implement the query, else why not ("stride_class s1, problem stride 2x2").
-std::string cannot_implement(const KernelInfo &k, const Query &q);
+// Empty when the selection can implement the query, else why not ("stride_class s1, problem stride 2x2").
+std::string cannot_implement(const Selection &s, const Query &q);
 
-// Tuned table first, then the first kernel in list order that can implement the query.
-// With CONVBWD_VERBOSE=dispatch, prints each rejection and the choice to stderr.
+// The tuning databases first (the user's, then the default one compiled in), then the first
+// default kernel in list order that can implement the query. With CONVBWD_VERBOSE=dispatch,
+// prints each record used or skipped (and why), each rejection and the choice to stderr.
 // why_none (optional): where no kernel is found, the first rejection of a kernel of the query's
-// direction, device, dtype and layout.
-const KernelInfo *select_kernel(const Query &q, std::string *why_none = nullptr);
+// direction, device, dtype and layout. Returns a selection with kernel == nullptr if none.
+Selection select_kernel(const Query &q, std::string *why_none = nullptr);
 
-// Stable key of a problem for tuned tables: new fields go in an optional suffix.
+// Stable key of a problem for tuning databases, one token: new fields go in an optional suffix.
 std::string problem_key(const Query &q);
+
+// Tuning databases (runtime/src/tuning_db.cpp): text, one record a line,
+// "<problem_key> <kernel name> [launch-time knob=value ...]", '#' comments.
+struct TuningRecord {
+    std::string key, kernel, launch;
+    std::string where;  // "<file>:<line>"
+};
+// Loads the user's database (replacing the one loaded before; path NULL or "" clears it). The
+// whole file is parsed first: a malformed one is refused with its file, line and field, and
+// nothing changes.
+Status load_tuning_db(const char *path);
+// The records for one problem key, the user's first, then the default database's.
+std::vector<TuningRecord> tuning_records(const std::string &key);
+// Parses database text (for the loader and the tests); "" or "<where>:<line>: <field>: <why>".
+std::string parse_tuning_db(const std::string &text, const std::string &where, std::vector<TuningRecord> *out);
 
 Status device_of(convbwd_target t, Device *d);
 

@@ -77,6 +77,8 @@ convbwd_status convbwd_bwd_data(const convbwd_problem *problem, const convbwd_te
 convbwd_status convbwd_bwd_weight(const convbwd_problem *problem, const convbwd_tensor *x, const convbwd_tensor *dy,
                                   const convbwd_tensor *dw, float alpha, float beta, const convbwd_exec *exec);
 
+/* exec->kernel may name a kernel and set its launch-time knobs: "NAME [knob=value ...]". */
+
 /* Workspace bytes the chosen kernel needs (0 if none). */
 convbwd_status convbwd_workspace_size(const convbwd_problem *problem, convbwd_direction direction,
                                       convbwd_dtype dtype, convbwd_layout layout, const convbwd_exec *exec,
@@ -95,8 +97,24 @@ typedef struct convbwd_kernel_desc {
     convbwd_target target;
     const char *stride_class; /* "s1", "s2", "any" */
     const char *filter_class; /* "k1", "k3", "any" */
-    const char *schedule;     /* key=value schedule parameters */
+    const char *schedule;     /* every knob of its family, key=value (compile-time and launch-time) */
+    const char *family;       /* its schedule family (generator), e.g. "conv_bwd_data_gpu" */
+    const char *role;         /* "default" (dispatched), "candidate" or "baseline" (run when named) */
+    const char *launch;       /* its launch-time knobs' values, key=value */
 } convbwd_kernel_desc;
+
+/* The problem's key in tuning databases (one token, as convbwd-driver --json rows carry it):
+ * writes it, NUL-terminated, into key (key_bytes >= 256 is always enough). */
+convbwd_status convbwd_problem_key(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
+                                   convbwd_layout layout, const convbwd_exec *exec, char *key, size_t key_bytes);
+
+/* Tuning database (as MIOpen's user find-db): a text file, one record a line,
+ *   <problem_key> <kernel name> [launch-time knob=value ...]      # comment
+ * consulted before the library's default database and its kernel order. Replaces the database
+ * loaded before; NULL clears it. A malformed file is refused (BAD_PARAM; the message names the
+ * file, line and field) and nothing changes. CONVBWD_TUNING_DB=path loads one at first use.
+ * CONVBWD_VERBOSE=dispatch says which record was used, and why a record was skipped. */
+convbwd_status convbwd_load_tuning_db(const char *path);
 
 int convbwd_kernel_count(void);
 convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc);

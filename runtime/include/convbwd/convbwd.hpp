@@ -48,4 +48,14 @@ inline std::string select_kernel(const convbwd_problem &p, convbwd_direction d, 
     return name;
 }
 
+inline std::string problem_key(const convbwd_problem &p, convbwd_direction d, convbwd_dtype t, convbwd_layout l,
+                               const convbwd_exec *exec = nullptr) {
+    char key[256];
+    check(convbwd_problem_key(&p, d, t, l, exec, key, sizeof key));
+    return key;
+}
+
+// Loads a tuning database (see convbwd_load_tuning_db); throws convbwd::Error naming the line.
+inline void load_tuning_db(const std::string &path) { check(convbwd_load_tuning_db(path.c_str())); }
+
 }  // namespace convbwd

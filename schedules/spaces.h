@@ -1,0 +1,374 @@
+// Schedule spaces: each schedule family (a Halide generator: direction x device kind x algorithm
+// variant) declares its knobs once, in one X-macro table: name, default, kind, tag code, what it
+// does, and its domain (the legal values). Everything else is derived from that table:
+//   - the params struct the schedule reads (one int field per knob, initialised to its default);
+//   - the generator's GeneratorParams (compile-time knobs only: launch-time ones never reach it);
+//   - parsing and printing of "key=value" strings (manifest records, tuning databases, results);
+//   - the kernel's tag (kernel_tag(): the name's last field, CUTLASS-style);
+//   - --list-spaces and --list-kernels --json (the knobs with their domains).
+// One valid() per family holds every constraint between knobs and with the problem class and
+// device; the manifest tool refuses invalid records, the generator asserts, autotuning skips them.
+//
+// Adding a knob: one X(...) line in its family's table, then its use in the schedule.
+//
+// Kinds: compile = changes the generated code (part of the kernel's identity and tag);
+//        launch  = read by the runtime when it calls the kernel (grid shape, reduction splits,
+//                  views): one compiled kernel serves every value, and a tuning-database record
+//                  may set it per problem.
+#pragma once
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "../generators/conv_problem.h"
+
+namespace convbwd {
+
+enum class KnobKind { Compile, Launch };
+// A kernel's role in the manifest: default (dispatched in order), candidate (run by name or by a
+// tuning-database record), baseline (a comparison, run by name only).
+enum class Role { Default, Candidate, Baseline };
+inline const char *to_string(Role r) { return r == Role::Default ? "default" : r == Role::Candidate ? "candidate" : "baseline"; }
+
+struct Knob {
+    const char *name;
+    int def;
+    KnobKind kind;
+    const char *tag;  // tag code: "" = never in the tag; a code ending in '!' is always printed
+    const char *doc;
+    std::vector<int> domain;  // legal values, ascending
+};
+
+#define CONVBWD_KNOB_STRUCT_FIELD(name, def, kind, tag, doc, ...) int name = def;
+#define CONVBWD_KNOB_ROW(name, def, kind, tag, doc, ...) {#name, def, KnobKind::kind, tag, doc, {__VA_ARGS__}},
+#define CONVBWD_KNOB_VISIT(name, def, kind, tag, doc, ...) f(s.name, #name);
+
+// A params struct from a knob table: fields, the table (knobs()) and visit(f(field, name)).
+#define CONVBWD_DEFINE_PARAMS(Struct, TABLE)                                   \
+    struct Struct {                                                            \
+        TABLE(CONVBWD_KNOB_STRUCT_FIELD)                                       \
+        static const std::vector<Knob> &knobs() {                              \
+            static const std::vector<Knob> k = {TABLE(CONVBWD_KNOB_ROW)};      \
+            return k;                                                          \
+        }                                                                      \
+        template <class Self, class F>                                         \
+        static void visit(Self &&s, F f) {                                     \
+            TABLE(CONVBWD_KNOB_VISIT)                                          \
+        }                                                                      \
+        int channel_vector() const;                                            \
+        int column_vector() const;                                             \
+    };
+
+// ---- Backward-data, host CPU (generators conv_bwd_data_host, conv_bwd_data_scatter_host) ----
+#define CONVBWD_BWD_DATA_HOST_KNOBS(X)                                                                       \
+    X(tile_c, 2, Compile, "c!", "vectors of channels per register tile", 1, 2, 3, 4)                         \
+    X(tile_x, 4, Compile, "x!", "output columns (per stride phase) per register tile", 1, 2, 3, 4, 5, 6, 7, 8) \
+    X(vec, 8, Compile, "v", "f32 SIMD lanes (8 = AVX2, 16 = AVX-512)", 4, 8, 16)
+CONVBWD_DEFINE_PARAMS(BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
+
+// ---- Backward-weight, host CPU (conv_bwd_weight_host) ----
+#define CONVBWD_BWD_WEIGHT_HOST_KNOBS(X)                                                                 \
+    X(tile_c, 2, Compile, "c!", "vectors of input channels per register tile", 1, 2, 3, 4)              \
+    X(tile_k, 4, Compile, "k!", "output channels per register tile", 1, 2, 3, 4, 5, 6, 7, 8)            \
+    X(vec, 8, Compile, "v", "f32 SIMD lanes", 4, 8, 16)                                                  \
+    X(max_splits, 16, Launch, "",                                                                       \
+      "partial sums over the N*P rows (the reduction split; min(this, rows), so results never depend "  \
+      "on the machine)",                                                                                \
+      1, 2, 4, 8, 16, 32, 64, 128, 256)
+CONVBWD_DEFINE_PARAMS(BwdWeightHostParams, CONVBWD_BWD_WEIGHT_HOST_KNOBS)
+
+// ---- Backward-data, GPU (CUDA, OpenCL, AMDGPU; conv_bwd_data_gpu, conv_bwd_data_scatter_gpu) ----
+// Blocks are threads_c x threads_x threads, multiples of 64 (two NVIDIA warps, one AMD wave).
+#define CONVBWD_BWD_DATA_GPU_KNOBS(X)                                                                        \
+    X(tile_c, 4, Compile, "c!", "channels per thread (registers)", 1, 2, 3, 4, 8, 16)                        \
+    X(tile_x, 4, Compile, "x!", "output columns (per stride phase) per thread (registers)", 1, 2, 3, 4, 5, 6, 7, 8) \
+    X(threads_c, 16, Compile, "tc", "threads along the channel tiles", 4, 8, 16, 32, 64)                     \
+    X(threads_x, 8, Compile, "tx", "threads along the column tiles", 2, 4, 8, 16, 32)                        \
+    X(stage, 0, Compile, "s",                                                                                \
+      "0 = read in place; 1 = dy and w first copied channels-innermost (dy with its zero border) and "      \
+      "threads along channels whatever the layout; 2 = the same, NCHW dy through a shared-memory tile; "    \
+      "3 = dy copied in its own layout with its zero border (no range test per load), w in place",          \
+      0, 1, 2, 3)                                                                                            \
+    X(first_layer, 0, Compile, "l",                                                                          \
+      "1 = a 3- or 4-channel dx (a first layer) gets 3 channels x tile_x columns per thread", 0, 1)         \
+    X(unroll_taps, 0, Compile, "u",                                                                          \
+      "1 = the taps along x of a compile-time filter unrolled inside the k loop (neighbouring columns "     \
+      "share their dy loads)",                                                                               \
+      0, 1)                                                                                                  \
+    X(narrow, 1, Compile, "n", "1 = rows of few column tiles move idle column threads onto channels", 0, 1) \
+    X(vec, 1, Compile, "v",                                                                                  \
+      "4 = w's channels loaded as 16-byte vectors from its staged copy (C, C/groups multiples of 4)", 1, 4) \
+    X(xvec, 1, Compile, "xv",                                                                                \
+      "4 = NCHW read in place: a thread's columns loaded and stored as 16-byte vectors (rows, strides "     \
+      "and bases multiples of 4 elements)",                                                                  \
+      1, 4)                                                                                                  \
+    X(flat, 0, Launch, "",                                                                                   \
+      "1 = a pointwise stride-1 problem with dense planes is presented as one row of H*W columns", 0, 1)
+CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
+
+// ---- Backward-weight, GPU (conv_bwd_weight_gpu) ----
+#define CONVBWD_BWD_WEIGHT_GPU_KNOBS(X)                                                                      \
+    X(tile_c, 4, Compile, "c!", "input channels per thread (registers)", 1, 2, 3, 4, 8)                      \
+    X(tile_k, 4, Compile, "k!", "output channels per thread (registers)", 1, 2, 4, 8)                        \
+    X(threads_c, 16, Compile, "tc", "threads along input-channel tiles", 4, 8, 16, 32)                       \
+    X(threads_k, 8, Compile, "tk", "threads along output-channel tiles", 4, 8, 16, 32)                       \
+    X(fuse_taps, 0, Compile, "f", "1 = each thread loops over the filter taps (one launch); 0 = a launch per tap", 0, 1) \
+    X(stage, 0, Compile, "s",                                                                                \
+      "1 = x and dy first copied channels-innermost, x's padding materialised (no bounds test inside)", 0, 1) \
+    X(tile_s, 1, Compile, "t",                                                                               \
+      "filter taps along x per thread (needs fuse_taps); a first layer (3-4 channels) gets 3 channels x "   \
+      "tile_k x tile_s per thread",                                                                          \
+      1, 2, 3, 4, 5, 6, 7, 8)                                                                                \
+    X(unroll_q, 1, Compile, "u", "unroll of the reduction loop along output columns", 1, 2, 4, 7)            \
+    X(vec, 1, Compile, "v",                                                                                  \
+      "4 = a column block's x and dy channels loaded once into registers as 16-byte vectors (C, K "         \
+      "multiples of 4, groups 1)",                                                                           \
+      1, 4)                                                                                                  \
+    X(max_splits, 512, Launch, "", "cap on the partial sums over the N*P rows (workspace <= 256 MiB)",       \
+      1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)                                              \
+    X(split_blocks, 528, Launch, "",                                                                         \
+      "blocks per launch the split count aims at (528 = 4 per H100 multiprocessor)", 132, 264, 528, 1056,  \
+      2112, 4224, 8448)
+CONVBWD_DEFINE_PARAMS(BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
+
+// The channel vector a kernel loads with, and so the multiple C and C / groups must be (backward-
+// weight: K too). The generator, the schedule and the dispatcher all ask here.
+inline int BwdDataHostParams::channel_vector() const { return 1; }
+inline int BwdWeightHostParams::channel_vector() const { return 1; }
+inline int BwdDataGpuParams::channel_vector() const { return stage == 1 || stage == 2 ? std::max(1, vec) : 1; }
+inline int BwdWeightGpuParams::channel_vector() const { return stage == 1 ? std::max(1, vec) : 1; }
+// The column vector of an NCHW backward-data kernel read in place: the multiple its rows (flat: the
+// planes) and the strides of dy and dx must be, in elements.
+inline int BwdDataHostParams::column_vector() const { return 1; }
+inline int BwdWeightHostParams::column_vector() const { return 1; }
+inline int BwdDataGpuParams::column_vector() const { return stage ? 1 : std::max(1, xvec); }
+inline int BwdWeightGpuParams::column_vector() const { return 1; }
+
+// Backward-weight on GPUs: the taps a thread holds (tile_s needs fuse_taps), and whether a
+// problem takes the first-layer tile. One definition for the schedule (Halide Exprs) and the
+// dispatcher's split count (integers).
+inline int taps_per_thread(const BwdWeightGpuParams &p) { return p.fuse_taps ? std::max(1, p.tile_s) : 1; }
+template <class T>
+auto takes_first_layer_tile(const BwdWeightGpuParams &p, const T &Cg, const T &K, const T &S) {
+    // (Not with channel vectors: their tiles are whole vectors.)
+    return p.channel_vector() == 1 && Cg >= 3 && Cg <= 4 && K >= p.tile_k && S >= taps_per_thread(p);
+}
+
+// ---- Families ----
+enum class ScheduleKind { Host, Gpu };
+inline ScheduleKind schedule_kind(Device d) { return d == Device::Host ? ScheduleKind::Host : ScheduleKind::Gpu; }
+
+// A family: a generator and the space its knobs span. tag_prefix starts the kernel tag of the
+// family's kernels (algorithm variants other than the direction's main one).
+struct Family {
+    const char *name;  // the generator's registered name
+    Direction dir;
+    ScheduleKind kind;
+    const char *tag_prefix;
+    const std::vector<Knob> &(*knobs)();
+    const char *doc;
+};
+
+inline const std::vector<Family> &families() {
+    static const std::vector<Family> f = {
+        {"conv_bwd_data_host", Direction::BwdData, ScheduleKind::Host, "", &BwdDataHostParams::knobs,
+         "backward-data by stride phases, register tiles of channel vectors x columns"},
+        {"conv_bwd_data_scatter_host", Direction::BwdData, ScheduleKind::Host, "scatter", &BwdDataHostParams::knobs,
+         "comparison baseline: zero-inserted dy (scatter) then the stride-1 algorithm"},
+        {"conv_bwd_weight_host", Direction::BwdWeight, ScheduleKind::Host, "", &BwdWeightHostParams::knobs,
+         "backward-weight, split reduction over N*P rows into a workspace"},
+        {"conv_bwd_data_gpu", Direction::BwdData, ScheduleKind::Gpu, "", &BwdDataGpuParams::knobs,
+         "backward-data by stride phases, a register tile per thread"},
+        {"conv_bwd_data_scatter_gpu", Direction::BwdData, ScheduleKind::Gpu, "scatter", &BwdDataGpuParams::knobs,
+         "comparison baseline: zero-inserted dy (scatter) then the stride-1 algorithm"},
+        {"conv_bwd_weight_gpu", Direction::BwdWeight, ScheduleKind::Gpu, "", &BwdWeightGpuParams::knobs,
+         "backward-weight, split reduction, a register tile per thread"},
+    };
+    return f;
+}
+inline const Family *find_family(const std::string &name) {
+    for (const Family &f : families())
+        if (name == f.name) return &f;
+    return nullptr;
+}
+inline const Knob *find_knob(const Family &f, const std::string &name) {
+    for (const Knob &k : f.knobs())
+        if (name == k.name) return &k;
+    return nullptr;
+}
+
+// ---- Knob values: one kernel's point in its family's space ----
+// Values in table order; missing ones are the defaults.
+struct KnobValues {
+    const Family *family = nullptr;
+    std::vector<int> v;
+    int get(const std::string &name) const {
+        const auto &ks = family->knobs();
+        for (size_t i = 0; i < ks.size(); i++)
+            if (name == ks[i].name) return v[i];
+        return 0;
+    }
+};
+inline KnobValues default_values(const Family &f) {
+    KnobValues kv{&f, {}};
+    for (const Knob &k : f.knobs()) kv.v.push_back(k.def);
+    return kv;
+}
+
+// Parses "key=value ..." into vals (which holds the defaults or earlier values). Errors name the
+// field: an unknown knob, a value that is not an integer, a value outside the domain, a knob of
+// the wrong kind (only_kind, where set). Returns "" on success.
+inline std::string parse_knobs(const std::string &text, KnobValues *vals, const KnobKind *only_kind = nullptr) {
+    const auto &ks = vals->family->knobs();
+    size_t pos = 0;
+    while (pos < text.size()) {
+        while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t')) pos++;
+        if (pos >= text.size()) break;
+        size_t end = text.find_first_of(" \t", pos);
+        if (end == std::string::npos) end = text.size();
+        const std::string kv = text.substr(pos, end - pos);
+        pos = end;
+        const size_t eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0)
+            return "'" + kv + "' is not knob=value";
+        const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+        size_t i = 0;
+        while (i < ks.size() && key != ks[i].name) i++;
+        if (i == ks.size()) return "unknown knob '" + key + "' for family " + vals->family->name;
+        if (only_kind && ks[i].kind != *only_kind)
+            return "knob '" + key + "' is " + (ks[i].kind == KnobKind::Compile ? "compile-time" : "launch-time") +
+                   " (a " + (*only_kind == KnobKind::Launch ? "launch-time" : "compile-time") + " knob is expected here)";
+        char *e = nullptr;
+        const long parsed = std::strtol(value.c_str(), &e, 10);
+        if (value.empty() || !e || *e != 0) return "knob " + key + " = '" + value + "' is not an integer";
+        if (std::find(ks[i].domain.begin(), ks[i].domain.end(), (int)parsed) == ks[i].domain.end() ||
+            parsed != (long)(int)parsed) {
+            std::string dom;
+            for (int d : ks[i].domain) dom += (dom.empty() ? "" : ",") + std::to_string(d);
+            return "knob " + key + " = " + value + " is outside its domain {" + dom + "}";
+        }
+        vals->v[i] = (int)parsed;
+    }
+    return {};
+}
+
+// "key=value ..." of the knobs of one kind (or all), every one or only those off their default.
+inline std::string print_knobs(const KnobValues &vals, const KnobKind *kind = nullptr, bool only_changed = false) {
+    const auto &ks = vals.family->knobs();
+    std::string out;
+    for (size_t i = 0; i < ks.size(); i++) {
+        if (kind && ks[i].kind != *kind) continue;
+        if (only_changed && vals.v[i] == ks[i].def) continue;
+        out += (out.empty() ? "" : " ") + std::string(ks[i].name) + "=" + std::to_string(vals.v[i]);
+    }
+    return out;
+}
+
+// The kernel's tag, from its compile-time knobs in table order: codes ending in '!' always
+// (code + value: "c4x4"); others only off their default: a 0/1 knob set to 1 as its code alone
+// ("u"), anything else as code + value ("s2", "n0", "t3"). Launch-time knobs are not in the tag:
+// one compiled kernel serves all their values. E.g. tile_c=4 tile_x=7 stage=1 unroll_taps=1 vec=4
+// -> "c4x7s1uv4".
+inline std::string kernel_tag(const KnobValues &vals) {
+    const auto &ks = vals.family->knobs();
+    std::string out = vals.family->tag_prefix;
+    for (size_t i = 0; i < ks.size(); i++) {
+        const Knob &k = ks[i];
+        std::string code = k.tag;
+        if (code.empty() || k.kind != KnobKind::Compile) continue;
+        const bool always = code.back() == '!';
+        if (always) code.pop_back();
+        if (!always && vals.v[i] == k.def) continue;
+        const bool flag = k.domain.size() == 2 && k.domain[0] == 0 && k.domain[1] == 1;
+        out += (flag && !always && vals.v[i] == 1) ? code : code + std::to_string(vals.v[i]);
+    }
+    return out;
+}
+
+// The kernel name: <dir>_<dtype>_<layout>_<stride>_<filter>_<device>_<tag>.
+inline std::string kernel_name(Direction dir, DType t, Layout l, StrideClass s, FilterClass f, Device d,
+                               const std::string &tag) {
+    return std::string(dir == Direction::BwdData ? "bwdd" : "bwdw") + "_" + to_string(t) + "_" + to_string(l) + "_" +
+           to_string(s) + "_" + to_string(f) + "_" + to_string(d) + "_" + tag;
+}
+
+// Fills a params struct from knob values of its family.
+template <class Params>
+Params to_params(const KnobValues &vals) {
+    Params p;
+    size_t i = 0;
+    Params::visit(p, [&](int &field, const char *) { field = vals.v[i++]; });
+    return p;
+}
+
+// ---- valid(): every constraint of a family, for one point, problem class and device ----
+// Returns "" where valid, else the first constraint that fails, naming its knobs.
+struct KernelClass {
+    Direction dir;
+    DType dtype;
+    Layout layout;
+    StrideClass stride;
+    FilterClass filter;
+    Device device;
+};
+
+inline std::string valid(const KnobValues &vals, const KernelClass &c) {
+    const Family &f = *vals.family;
+    if (f.dir != c.dir) return std::string("family ") + f.name + " is " + to_string(f.dir);
+    if (f.kind != schedule_kind(c.device)) return std::string("family ") + f.name + " does not build for " + to_string(c.device);
+    const bool amd = c.device == Device::AmdGpu;
+    auto need = [](bool ok, const std::string &why) { return ok ? std::string() : why; };
+    std::string e;
+    if (f.kind == ScheduleKind::Host && f.dir == Direction::BwdData) {
+        const auto p = to_params<BwdDataHostParams>(vals);
+        // 16 vector registers, 2 for operands: tile_c x tile_x x phases accumulators.
+        const int phases = c.stride == StrideClass::S2 ? 2 : 1;
+        if (!(e = need(p.tile_c * p.tile_x * phases <= 14, "tile_c * tile_x * stride phases <= 14 accumulators")).empty()) return e;
+    } else if (f.kind == ScheduleKind::Host) {
+        const auto p = to_params<BwdWeightHostParams>(vals);
+        if (!(e = need(p.tile_c * p.tile_k <= 14, "tile_c * tile_k <= 14 accumulators")).empty()) return e;
+    } else if (f.dir == Direction::BwdData) {
+        const auto p = to_params<BwdDataGpuParams>(vals);
+        if (!(e = need(p.tile_c * p.tile_x <= 64, "tile_c * tile_x <= 64 accumulators")).empty()) return e;
+        if (!(e = need((p.threads_c * p.threads_x) % 64 == 0 && p.threads_c * p.threads_x <= 1024,
+                       "threads_c * threads_x a multiple of 64 (an AMD wave), at most 1024")).empty()) return e;
+        if (!(e = need(p.vec == 1 || p.stage == 1 || p.stage == 2, "vec=4 needs stage 1 or 2 (w's staged copy)")).empty()) return e;
+        if (!(e = need(p.vec == 1 || p.tile_c % p.vec == 0, "vec=4 needs tile_c a multiple of 4")).empty()) return e;
+        if (!(e = need(p.stage != 3 || c.layout == Layout::NCHW, "stage=3 (a padded copy in the input's layout) is for nchw")).empty()) return e;
+        if (p.xvec > 1) {
+            if (!(e = need(p.stage == 0, "xvec needs stage=0 (read in place)")).empty()) return e;
+            if (!(e = need(c.layout == Layout::NCHW && c.stride == StrideClass::S1, "xvec needs layout nchw, stride s1")).empty()) return e;
+            if (!(e = need(p.tile_x % p.xvec == 0, "xvec needs tile_x a multiple of it")).empty()) return e;
+            if (!(e = need(c.device != Device::OpenCL || p.tile_x <= 8, "OpenCL C vectors: tile_x <= 8")).empty()) return e;
+        }
+        if (!(e = need(!(p.vec > 1 && c.device != Device::Cuda && p.tile_c * p.tile_x > 16 && p.tile_x % 4 != 0),
+                       "vec=4 with tile_x not a multiple of 4 needs CUDA (OpenCL C has no such register vector)")).empty())
+            return e;
+        if (!(e = need(p.flat == 0 || (c.stride != StrideClass::S2 && c.filter != FilterClass::K3),
+                       "flat=1 applies to pointwise stride-1 problems only (stride s1|any, filter k1|any)")).empty())
+            return e;
+        if (amd && !(e = need(p.tile_c * p.tile_x <= 32, "AMD: tile_c * tile_x <= 32 (4 waves per SIMD)")).empty()) return e;
+    } else {
+        const auto p = to_params<BwdWeightGpuParams>(vals);
+        const int ts = taps_per_thread(p);
+        if (!(e = need(p.tile_s == 1 || p.fuse_taps, "tile_s > 1 needs fuse_taps=1")).empty()) return e;
+        if (!(e = need(p.tile_c * p.tile_k * ts <= 128 && 3 * p.tile_k * ts <= 128,
+                       "tile_c * tile_k * tile_s <= 128 accumulators")).empty()) return e;
+        if (!(e = need((p.threads_c * p.threads_k) % 64 == 0 && p.threads_c * p.threads_k <= 1024,
+                       "threads_c * threads_k a multiple of 64 (an AMD wave), at most 1024")).empty()) return e;
+        if (p.vec > 1) {
+            if (!(e = need(p.stage == 1, "vec=4 needs stage=1 (x and dy staged channels innermost)")).empty()) return e;
+            if (!(e = need(p.tile_c % p.vec == 0 && p.tile_k % p.vec == 0, "vec=4 needs tile_c and tile_k multiples of 4")).empty()) return e;
+            if (!(e = need(c.device == Device::Cuda || p.unroll_q <= 4, "vec=4 with unroll_q=7 needs CUDA")).empty()) return e;
+        }
+        if (amd && !(e = need(p.tile_c * p.tile_k * ts <= 64 && 3 * p.tile_k * ts <= 64,
+                              "AMD: tile_c * tile_k * tile_s <= 64 accumulators (VGPR budget)")).empty())
+            return e;
+    }
+    if (c.dtype == DType::F16 && c.device == Device::OpenCL) return "f16 on OpenCL needs cl_khr_fp16 (not built: PoCL lacks it)";
+    return {};
+}
+
+}  // namespace convbwd

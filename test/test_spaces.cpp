@@ -1,0 +1,286 @@
+// Schedule spaces, the kernel manifest and the tuning database, through the C API: every built
+// kernel is a valid point of its family's space whose name derives from its knobs; a malformed
+// manifest or database is refused naming the file, line and field; a user's database picks a
+// non-default kernel and a launch-time knob for its problem and nothing else.
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <unistd.h>
+
+#include "conformance.h"
+#include "schedules/manifest.h"
+
+#ifndef CONVBWD_SOURCE_DIR
+#error "CONVBWD_SOURCE_DIR must be defined by the build"
+#endif
+
+using namespace convbwd;
+using namespace convbwd::test;
+
+namespace {
+
+std::string key_of(const ConvProblem &p, convbwd_direction d, convbwd_target t = CONVBWD_TARGET_HOST) {
+    convbwd_problem c = to_c(p);
+    convbwd_exec e{};
+    e.target = t;
+    char key[256];
+    REQUIRE(convbwd_problem_key(&c, d, to_c(p.dtype), to_c(p.layout), &e, key, sizeof key) == CONVBWD_SUCCESS);
+    return key;
+}
+
+std::string chosen(const ConvProblem &p, convbwd_direction d, const convbwd_exec *e = nullptr) {
+    convbwd_problem c = to_c(p);
+    const char *name = nullptr;
+    REQUIRE(convbwd_select_kernel(&c, d, to_c(p.dtype), to_c(p.layout), e, &name) == CONVBWD_SUCCESS);
+    return name;
+}
+
+size_t workspace(const ConvProblem &p, convbwd_direction d) {
+    convbwd_problem c = to_c(p);
+    size_t bytes = 0;
+    REQUIRE(convbwd_workspace_size(&c, d, to_c(p.dtype), to_c(p.layout), nullptr, &bytes) == CONVBWD_SUCCESS);
+    return bytes;
+}
+
+std::string write_file(const std::string &name, const std::string &text) {
+    const std::string path = "/tmp/convbwd_test_" + std::to_string(::getpid()) + "_" + name;
+    std::ofstream(path) << text;
+    return path;
+}
+
+// Unloads the user's database at scope exit (the tests share the process).
+struct DbGuard {
+    ~DbGuard() { convbwd_load_tuning_db(nullptr); }
+};
+
+ConvProblem host_problem() {
+    return with_derived_output(ConvProblem{.N = 2, .C = 8, .H = 9, .W = 9, .K = 8, .R = 3, .S = 3, .pad_top = 1,
+                                           .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .layout = Layout::NHWC});
+}
+
+}  // namespace
+
+TEST_SUITE("spaces") {
+
+TEST_CASE("every built kernel is a valid point of its family's space, named from its knobs") {
+    std::vector<ManifestRecord> records;
+    const std::string manifest = std::string(CONVBWD_SOURCE_DIR) + "/schedules/kernels.manifest";
+    REQUIRE_MESSAGE(read_manifest(manifest, &records).empty(), read_manifest(manifest, &records));
+    for (int i = 0; i < convbwd_kernel_count(); i++) {
+        convbwd_kernel_desc d;
+        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+        CAPTURE(std::string(d.name));
+        const Family *f = find_family(d.family);
+        REQUIRE(f != nullptr);
+        KnobValues kv = default_values(*f);
+        CHECK(parse_knobs(d.schedule, &kv) == "");
+        // The schedule string lists every knob of the family.
+        CHECK(print_knobs(kv) == d.schedule);
+        const KernelClass cls{d.direction == CONVBWD_BWD_DATA ? Direction::BwdData : Direction::BwdWeight,
+                              (DType)d.dtype, d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC,
+                              std::string(d.stride_class) == "s1"   ? StrideClass::S1
+                              : std::string(d.stride_class) == "s2" ? StrideClass::S2
+                                                                    : StrideClass::Any,
+                              std::string(d.filter_class) == "k1"   ? FilterClass::K1
+                              : std::string(d.filter_class) == "k3" ? FilterClass::K3
+                                                                    : FilterClass::Any,
+                              d.target == CONVBWD_TARGET_HOST     ? Device::Host
+                              : d.target == CONVBWD_TARGET_OPENCL ? Device::OpenCL
+                              : d.target == CONVBWD_TARGET_CUDA   ? Device::Cuda
+                                                                  : Device::AmdGpu};
+        CHECK(valid(kv, cls) == "");
+        // The tag is derived from the compile-time knobs: the name is a function of the point.
+        CHECK(kernel_name(cls.dir, cls.dtype, cls.layout, cls.stride, cls.filter, cls.device, kernel_tag(kv)) == d.name);
+        // And the kernel is the manifest's record of that name, with its role.
+        bool found = false;
+        for (const ManifestRecord &r : records)
+            if (r.name == d.name) {
+                found = true;
+                CHECK(std::string(to_string(r.role)) == d.role);
+            }
+        CHECK(found);
+    }
+}
+
+TEST_CASE("a malformed manifest is refused naming the file, line and field") {
+    struct Case {
+        const char *text, *expect;
+    };
+    const Case cases[] = {
+        {"conv_bwd_data_host f32 nhwc s1 k3 host default\n", "m.txt:1: record: expected"},
+        {"# c\n\nconv_bwd_data_hots f32 nhwc s1 k3 host default 10\n", "m.txt:3: family: 'conv_bwd_data_hots'"},
+        {"conv_bwd_data_host f64 nhwc s1 k3 host default 10\n", "m.txt:1: dtype: 'f64'"},
+        {"conv_bwd_data_host f32 nhcw s1 k3 host default 10\n", "m.txt:1: layout"},
+        {"conv_bwd_data_host f32 nhwc s3 k3 host default 10\n", "m.txt:1: stride"},
+        {"conv_bwd_data_host f32 nhwc s1 k5 host default 10\n", "m.txt:1: filter"},
+        {"conv_bwd_data_host f32 nhwc s1 k3 cuda default 10\n", "m.txt:1: knobs: not valid: family conv_bwd_data_host does not build for cuda"},
+        {"conv_bwd_data_host f32 nhwc s1 k3 host dflt 10\n", "m.txt:1: role"},
+        {"conv_bwd_data_host f32 nhwc s1 k3 host default x\n", "m.txt:1: order"},
+        {"conv_bwd_data_host f32 nhwc s1 k3 host default 10 tile_q=2\n", "m.txt:1: knobs: unknown knob 'tile_q'"},
+        {"conv_bwd_data_host f32 nhwc s1 k3 host default 10 tile_c=9\n", "m.txt:1: knobs: knob tile_c = 9 is outside its domain"},
+        {"conv_bwd_data_host f32 nhwc s1 k3 host default 10 tile_c=two\n", "m.txt:1: knobs: knob tile_c = 'two' is not an integer"},
+        {"conv_bwd_data_host f32 nhwc s1 k3 host default 10 tile_c=4 tile_x=8\n", "m.txt:1: knobs: not valid: tile_c * tile_x"},
+        {"conv_bwd_weight_gpu f32 nhwc s1 k3 cuda default 10 vec=4\n", "m.txt:1: knobs: not valid: vec=4 needs stage=1"},
+        {"conv_bwd_weight_gpu f32 nhwc s1 k3 cuda default 10\nconv_bwd_weight_gpu f32 nhwc s1 k3 cuda candidate 20 split_blocks=264\n",
+         "m.txt:2: knobs: derives the kernel name bwdw_f32_nhwc_s1_k3_cuda_c4k4 of line 1"},
+    };
+    for (const Case &c : cases) {
+        CAPTURE(std::string(c.text));
+        std::vector<ManifestRecord> out;
+        const std::string e = parse_manifest(c.text, "m.txt", &out);
+        CAPTURE(e);
+        CHECK(e.rfind(c.expect, 0) == 0);
+    }
+    // A good record: its name derives from the knobs that differ from the defaults.
+    std::vector<ManifestRecord> out;
+    REQUIRE(parse_manifest("conv_bwd_weight_gpu f32 nchw s1 k3 cuda default 5 stage=1 fuse_taps=1 tile_s=3 unroll_q=7 vec=4 split_blocks=264\n",
+                           "m.txt", &out) == "");
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].name == "bwdw_f32_nchw_s1_k3_cuda_c4k4fst3u7v4");
+    CHECK(out[0].knobs.get("split_blocks") == 264);
+}
+
+TEST_CASE("problem keys are one token, as driver rows carry them") {
+    const ConvProblem p = host_problem();
+    const std::string key = key_of(p, CONVBWD_BWD_DATA);
+    CHECK(key == "bwd_data-f32-nhwc-host-n2-c8-h9-w9-k8-p9-q9-r3-s3-g1-pad1,1,1,1-u1,1-l1,1");
+    convbwd_problem c = to_c(p);
+    char small[16];
+    CHECK(convbwd_problem_key(&c, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NHWC, nullptr, small, sizeof small) == CONVBWD_BAD_PARAM);
+    CHECK(std::string(convbwd_last_error()).find("key_bytes = 16") != std::string::npos);
+}
+
+TEST_CASE("a tuning database picks a non-default kernel and a launch-time knob for its problem only") {
+    DbGuard guard;
+    const ConvProblem p = host_problem();
+    const std::string dflt_data = chosen(p, CONVBWD_BWD_DATA), dflt_weight = chosen(p, CONVBWD_BWD_WEIGHT);
+    const size_t dflt_ws = workspace(p, CONVBWD_BWD_WEIGHT);
+    const std::string generic = "bwdd_f32_nhwc_any_any_host_c1x4";
+    REQUIRE(dflt_data != generic);
+    // Rows N * P = 18: the default host split (max_splits 16) makes 9 partial sums; the record's
+    // max_splits=2 makes 2.
+    CHECK(dflt_ws == (size_t)8 * 8 * 9 * 9 * sizeof(float));
+    const std::string db = write_file("good.db", "# a comment line\n" + key_of(p, CONVBWD_BWD_DATA) + " " + generic +
+                                                     "   # the generic kernel\n" + key_of(p, CONVBWD_BWD_WEIGHT) + " " +
+                                                     dflt_weight + " max_splits=2\n");
+    REQUIRE_MESSAGE(convbwd_load_tuning_db(db.c_str()) == CONVBWD_SUCCESS, convbwd_last_error());
+    CHECK(chosen(p, CONVBWD_BWD_DATA) == generic);
+    CHECK(chosen(p, CONVBWD_BWD_WEIGHT) == dflt_weight);
+    CHECK(workspace(p, CONVBWD_BWD_WEIGHT) == (size_t)8 * 8 * 9 * 2 * sizeof(float));
+    // The tuned selections compute right (fresh random inputs, poisoned outputs, the reference).
+    std::mt19937 rng(3);
+    for (Direction d : {Direction::BwdData, Direction::BwdWeight}) {
+        RunResult r = run_against_reference(p, d, "", rng);
+        REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
+        CHECK_MESSAGE(r.verify.ok, r.verify.first_bad);
+    }
+    // Another problem (one image more) keeps the defaults.
+    ConvProblem q = p;
+    q.N = 3;
+    CHECK(chosen(q, CONVBWD_BWD_DATA) == dflt_data);
+    // exec.kernel sets launch-time knobs too, and refuses compile-time ones, naming them.
+    convbwd_problem c = to_c(p);
+    convbwd_exec e{};
+    const std::string spec = dflt_weight + " max_splits=4";
+    e.kernel = spec.c_str();
+    size_t bytes = 0;
+    CHECK(convbwd_workspace_size(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NHWC, &e, &bytes) == CONVBWD_SUCCESS);
+    CHECK(bytes == (size_t)8 * 8 * 9 * 4 * sizeof(float));  // 18 rows in at most 4 splits (of 5 rows): 4
+    const std::string bad = dflt_weight + " tile_c=1";
+    e.kernel = bad.c_str();
+    CHECK(convbwd_workspace_size(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NHWC, &e, &bytes) == CONVBWD_BAD_PARAM);
+    CHECK(std::string(convbwd_last_error()).find("knob 'tile_c' is compile-time") != std::string::npos);
+    // Unloading restores the defaults.
+    CHECK(convbwd_load_tuning_db(nullptr) == CONVBWD_SUCCESS);
+    CHECK(chosen(p, CONVBWD_BWD_DATA) == dflt_data);
+    CHECK(workspace(p, CONVBWD_BWD_WEIGHT) == dflt_ws);
+}
+
+TEST_CASE("records that cannot be used are skipped, and the next one or the default taken") {
+    DbGuard guard;
+    const ConvProblem p = host_problem();
+    const std::string key = key_of(p, CONVBWD_BWD_DATA), dflt = chosen(p, CONVBWD_BWD_DATA);
+    const std::string db = write_file("skips.db", key + " bwdd_f32_nhwc_s1_k3_host_c9x9\n" +           // not built
+                                                      key + " bwdd_f32_nhwc_s2_k3_host_c2x3\n" +        // cannot implement
+                                                      key + " bwdd_f32_nhwc_any_any_host_c1x4 tile_c=1\n" +  // compile-time knob
+                                                      key + " bwdd_f32_nhwc_any_any_host_c1x4 vec=3\n");
+    REQUIRE(convbwd_load_tuning_db(db.c_str()) == CONVBWD_SUCCESS);
+    CHECK(chosen(p, CONVBWD_BWD_DATA) == dflt);
+    // (The reasons, printed with CONVBWD_VERBOSE=dispatch, are checked in suite tuning through the driver.)
+}
+
+TEST_CASE("a malformed tuning database is refused with its line and field, and nothing changes") {
+    DbGuard guard;
+    const ConvProblem p = host_problem();
+    const std::string key = key_of(p, CONVBWD_BWD_DATA), generic = "bwdd_f32_nhwc_any_any_host_c1x4";
+    const std::string good = write_file("prev.db", key + " " + generic + "\n");
+    REQUIRE(convbwd_load_tuning_db(good.c_str()) == CONVBWD_SUCCESS);
+    struct Case {
+        std::string text, expect;
+    };
+    const Case cases[] = {
+        {"# ok\n\n" + key + "\n", ":3: kernel: missing"},
+        {"bwd_data-f32-nhwc-host-n2 " + generic + "\n", ":1: problem_key: 'bwd_data-f32-nhwc-host-n2' has 5"},
+        {"bwd_dta" + key.substr(8) + " " + generic + "\n", ":1: problem_key: direction 'bwd_dta'"},
+        {key + " conv3x3\n", ":1: kernel: 'conv3x3' is not a kernel name"},
+        {key + " " + generic + " max_splits\n", ":1: knob: 'max_splits' is not knob="},
+        {key + " " + generic + " max_splits=-1\n", ":1: knob: 'max_splits=-1'"},
+    };
+    int i = 0;
+    for (const Case &c : cases) {
+        CAPTURE(c.text);
+        const std::string path = write_file("bad" + std::to_string(i++) + ".db", c.text);
+        CHECK(convbwd_load_tuning_db(path.c_str()) == CONVBWD_BAD_PARAM);
+        const std::string msg = convbwd_last_error();
+        CAPTURE(msg);
+        CHECK(msg.find(path + c.expect) != std::string::npos);
+        CHECK(chosen(p, CONVBWD_BWD_DATA) == generic);  // the database loaded before still rules
+    }
+    CHECK(convbwd_load_tuning_db("/nonexistent/x.db") == CONVBWD_BAD_PARAM);
+    CHECK(std::string(convbwd_last_error()).find("/nonexistent/x.db: cannot be read") != std::string::npos);
+}
+
+TEST_CASE("every default-database record whose kernel is built is what the dispatcher picks for its problem") {
+    std::ifstream f(std::string(CONVBWD_SOURCE_DIR) + "/schedules/tuning.db");
+    REQUIRE(f.good());
+    int checked = 0, lineno = 0;
+    for (std::string line; std::getline(f, line);) {
+        ++lineno;
+        if (line.empty() || line[0] == '#') continue;
+        CAPTURE(lineno);
+        std::istringstream in(line);
+        std::string key, kernel;
+        in >> key >> kernel;
+        char dir[16], dtype[8], layout[8], target[8];
+        convbwd_problem c{};
+        REQUIRE(std::sscanf(key.c_str(), "%15[^-]-%7[^-]-%7[^-]-%7[^-]-n%d-c%d-h%d-w%d-k%d-p%d-q%d-r%d-s%d-g%d-pad%d,%d,%d,%d-u%d,%d-l%d,%d",
+                            dir, dtype, layout, target, &c.n, &c.c, &c.h, &c.w, &c.k, &c.p, &c.q, &c.r, &c.s, &c.groups,
+                            &c.pad_top, &c.pad_bottom, &c.pad_left, &c.pad_right, &c.stride_h, &c.stride_w,
+                            &c.dilation_h, &c.dilation_w) == 22);
+        bool built = false;
+        for (int i = 0; i < convbwd_kernel_count(); i++) {
+            convbwd_kernel_desc d;
+            convbwd_kernel_info(i, &d);
+            built |= kernel == d.name;
+        }
+        if (!built) continue;  // not in this build (CONVBWD_KERNELS, CONVBWD_TARGETS)
+        const std::string t = target;
+        convbwd_exec e{};
+        e.target = t == "host" ? CONVBWD_TARGET_HOST : t == "opencl" ? CONVBWD_TARGET_OPENCL
+                   : t == "cuda" ? CONVBWD_TARGET_CUDA : CONVBWD_TARGET_AMDGPU;
+        const convbwd_direction d = std::string(dir) == "bwd_data" ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT;
+        const convbwd_dtype dt = std::string(dtype) == "f32" ? CONVBWD_F32 : std::string(dtype) == "f16" ? CONVBWD_F16 : CONVBWD_BF16;
+        const convbwd_layout l = std::string(layout) == "nchw" ? CONVBWD_NCHW : CONVBWD_NHWC;
+        const char *got = nullptr;
+        REQUIRE(convbwd_select_kernel(&c, d, dt, l, &e, &got) == CONVBWD_SUCCESS);
+        CHECK(std::string(got) == kernel);
+        c.n += 1;  // one batch more is another problem: the class default, not the record
+        REQUIRE(convbwd_select_kernel(&c, d, dt, l, &e, &got) == CONVBWD_SUCCESS);
+        CHECK(std::string(got) != kernel);
+        checked++;
+    }
+    MESSAGE(checked, " default-database records checked");
+}
+
+}  // TEST_SUITE("spaces")
