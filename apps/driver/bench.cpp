@@ -88,6 +88,8 @@ bool run_one(const ConvProblem &p, Direction dir, const Options &o, TargetDevice
     // The key tuning databases use for this problem (runtime/src/dispatch.cpp).
     if (char key[256]; convbwd_problem_key(&cp, cd, to_c(p.dtype), to_c(p.layout), &exec, key, sizeof key) == CONVBWD_SUCCESS)
         row.str("problem_key", key);
+    // Launch-time knobs forced with the kernel ("--kernel 'NAME knob=value ...'"): a tuning record's tail.
+    if (const size_t sp = o.kernel.find(' '); sp != std::string::npos) row.str("launch", o.kernel.substr(sp + 1));
     exec.kernel = o.kernel.empty() ? nullptr : o.kernel.c_str();
     exec.stream = dev ? dev->stream() : nullptr;
     const char *kname = nullptr;

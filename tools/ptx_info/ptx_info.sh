@@ -3,7 +3,7 @@
 # with no GPU: runs the GPU generator with Halide's codegen debug output, cuts the PTX out of it
 # and runs `ptxas -v`. Needs a configured GPU build (scripts/gpu_build.sh) and the CUDA toolkit's
 # ptxas (its version is printed first: register counts move between versions).
-#   tools/ptx_info/ptx_info.sh bwdw_f32_nchw_s1_k3_cuda_c4k4fst3u7      (a cuda kernel-list name)
+#   tools/ptx_info/ptx_info.sh bwdw_f32_nchw_s1_k3_cuda_c4k4fst3u7v4    (a cuda kernel name)
 #   tools/ptx_info/ptx_info.sh <generator -g name> <key=value ...>      (any parameters)
 # MAX_REGS: the register cap (default: the build's CONVBWD_CUDA_MAX_REGISTERS, else 128, the
 # value libconvbwd gives Halide's JIT). Prints one line per entry point (`_kernel_<func>_...`)
