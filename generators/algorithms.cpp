@@ -123,7 +123,7 @@ Expr in_range(Expr v, Expr extent) { return v >= 0 && v < extent; }
 }  // namespace
 
 BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t,
-                             StrideClass sc, FilterClass fc) {
+                             StrideClass sc, FilterClass fc, GroupClass gc) {
     BwdDataGraph g;
     ClassConsts k = class_consts(sc, fc);
     g.sx = g.sy = k.stride;
@@ -132,7 +132,8 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     Expr dh = or_const(k.dilation, a.dilation_h), dw = or_const(k.dilation, a.dilation_w);
     Expr pt = k.pad >= 0 ? Expr(k.pad) : a.pad_top, pl = k.pad >= 0 ? Expr(k.pad) : a.pad_left;
     Expr sh = or_const(k.stride, a.stride_h), sw = or_const(k.stride, a.stride_w);
-    Expr Cg = a.C / a.groups, Kg = a.K / a.groups;
+    const bool depthwise = gc == GroupClass::Depthwise;
+    Expr Cg = depthwise ? Expr(1) : a.C / a.groups, Kg = depthwise ? Expr(1) : a.K / a.groups;
 
     Var q("q"), p("p"), kk("k"), s("s"), r("r"), cg("cg");
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
@@ -164,9 +165,9 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
 
     // Groups: channel c is channel c % Cg of group c / Cg; its dy channels are that group's Kg.
     // With one group the index math folds away (the schedules specialise on groups == 1).
-    Expr grp = select(a.groups == 1, 0, c / Cg);
-    Expr c_in = select(a.groups == 1, c, c % Cg);
-    Expr k_of = grp * Kg + g.r.x;
+    Expr grp = depthwise ? Expr(c) : select(a.groups == 1, 0, c / Cg);
+    Expr c_in = depthwise ? Expr(0) : select(a.groups == 1, c, c % Cg);
+    Expr k_of = depthwise ? Expr(c) : grp * Kg + g.r.x;
     g.acc = Func("acc");
     g.acc(g.mx, g.phx, g.my, g.phy, c, n) = 0.0f;
     g.acc(g.mx, g.phx, g.my, g.phy, c, n) +=
@@ -184,7 +185,7 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
 }
 
 BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a, DType t,
-                                 StrideClass sc, FilterClass fc, Expr max_splits) {
+                                 StrideClass sc, FilterClass fc, Expr max_splits, GroupClass gc) {
     BwdWeightGraph g;
     ClassConsts k = class_consts(sc, fc);
     g.sx = g.sy = k.stride;
@@ -192,6 +193,7 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
     Expr dh = or_const(k.dilation, a.dilation_h), dwl = or_const(k.dilation, a.dilation_w);
     Expr pt = k.pad >= 0 ? Expr(k.pad) : a.pad_top, pl = k.pad >= 0 ? Expr(k.pad) : a.pad_left;
     Expr sh = or_const(k.stride, a.stride_h), sw = or_const(k.stride, a.stride_w);
+    const bool depthwise = gc == GroupClass::Depthwise;  // C / G = K / G = 1: x channel k for filter k
     Expr Cg = a.C / a.groups, Kg = a.K / a.groups;
 
     Var xx("xx"), yy("yy"), c("c"), n("n"), q("q"), p("p"), kk("k");
@@ -218,7 +220,7 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
     g.rr.where(row < rows_total);
     // Rows past the end are never executed (where), but bounds inference sees them: n is clamped.
     Expr grp = select(a.groups == 1, 0, g.k / Kg);
-    Expr c_of = grp * Cg + g.cg;
+    Expr c_of = depthwise ? Expr(g.k) : grp * Cg + g.cg;
     // x and dy by flattened row (n, p): partial reads row `rw` through these (inlined unless a
     // schedule wraps them). A wrapper computed per row then has a one-row region, where through
     // row % P and row / P Halide's interval arithmetic would see every row of the split.

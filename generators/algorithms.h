@@ -47,8 +47,10 @@ struct BwdDataGraph {
 };
 
 // `out` is the (undefined) pipeline output Func that the algorithm defines.
+// gc == Depthwise: C / G = K / G = 1 known at compile time (channel c reads dy channel c and
+// filter k = c), so the channel index math folds away and channels vectorise densely.
 BwdDataGraph define_bwd_data(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out, const ConvArgs &a,
-                             DType t, StrideClass sc, FilterClass fc);
+                             DType t, StrideClass sc, FilterClass fc, GroupClass gc = GroupClass::Any);
 
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W
@@ -73,6 +75,7 @@ struct BwdWeightGraph {
 // the dispatcher (runtime/src/registry.cpp, weight_splits). `ws` is the
 // (undefined) workspace output Func, `out` the dw output Func; the algorithm defines both.
 BwdWeightGraph define_bwd_weight(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws, Halide::Func out, const ConvArgs &a,
-                                 DType t, StrideClass sc, FilterClass fc, Halide::Expr max_splits);
+                                 DType t, StrideClass sc, FilterClass fc, Halide::Expr max_splits,
+                                 GroupClass gc = GroupClass::Any);
 
 }  // namespace convbwd

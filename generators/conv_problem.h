@@ -18,6 +18,9 @@ enum class Layout { NCHW, NHWC };  // activations NCHW with filters KCYX; NHWC w
 enum class StrideClass { S1, S2, Any };
 enum class FilterClass { K1, K3, Any };  // K1: 1x1 with pad 0; K3: 3x3 with dilation 1
 enum class Device { Host, OpenCL, Cuda, AmdGpu };  // where a kernel runs (its build target)
+// What a kernel knows of the groups at compile time: Depthwise = one input and one output channel
+// per group (C / G = K / G = 1: MobileNet's and EfficientNet's 3x3 and 5x5 layers).
+enum class GroupClass { Any, Depthwise };
 
 struct ConvProblem {
     int N = 1, C = 1, H = 1, W = 1;  // x and dx
@@ -58,6 +61,10 @@ inline FilterClass filter_class(const ConvProblem &p) {
         return FilterClass::K1;
     if (p.R == 3 && p.S == 3 && p.dilation_h == 1 && p.dilation_w == 1) return FilterClass::K3;
     return FilterClass::Any;
+}
+
+inline GroupClass group_class(const ConvProblem &p) {
+    return p.G > 1 && p.C == p.G && p.K == p.G ? GroupClass::Depthwise : GroupClass::Any;
 }
 
 // Does a kernel built for class `k` accept a problem of class `p`? Any accepts all.

@@ -49,6 +49,7 @@ inline const std::map<std::string, FilterClass> kFilters = {
     };
 CONVBWD_GEN_KNOBS(BwdDataHostKnobs, BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
 CONVBWD_GEN_KNOBS(BwdWeightHostKnobs, BwdWeightHostParams, CONVBWD_BWD_WEIGHT_HOST_KNOBS)
+CONVBWD_GEN_KNOBS(BwdWeightDwHostKnobs, BwdWeightDwHostParams, CONVBWD_BWD_WEIGHT_DW_HOST_KNOBS)
 CONVBWD_GEN_KNOBS(BwdDataGpuKnobs, BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
 CONVBWD_GEN_KNOBS(BwdWeightGpuKnobs, BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
 
@@ -149,8 +150,16 @@ protected:
                          a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(), b->dim(1).extent(),
                          b->dim(0).extent());
     }
+    // Depthwise generators (Gen::kGroups == Depthwise): one input and one output channel per
+    // group, required on entry (the dispatcher checks first) and known to the algorithm.
+    void require_groups(const ConvArgs &args) {
+        if constexpr (Gen::kGroups == GroupClass::Depthwise)
+            add_requirement(args.C == args.groups && args.K == args.groups,
+                            "depthwise kernel: needs c = k = groups (one channel per group)");
+    }
     BwdDataGraph build_bwd_data(const ConvArgs &args) {
-        BwdDataGraph g = define_bwd_data(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class);
+        require_groups(args);
+        BwdDataGraph g = define_bwd_data(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, Gen::kGroups);
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);
         constrain_filter(*b);
@@ -163,8 +172,9 @@ protected:
                          out->dim(0).extent());
     }
     BwdWeightGraph build_bwd_weight(const ConvArgs &args) {
+        require_groups(args);
         BwdWeightGraph g = define_bwd_weight(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
-                                             filter_class, max(*splits, 1));
+                                             filter_class, max(*splits, 1), Gen::kGroups);
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);
         constrain_filter(*out);
@@ -189,6 +199,7 @@ class ConvBwdDataScatter : public ConvGeneratorBase<ConvBwdDataScatter<Knobs, kG
 public:
     static constexpr bool kHasWorkspace = false;
     static constexpr Direction kDir = Direction::BwdData;
+    static constexpr GroupClass kGroups = GroupClass::Any;
     using Base = ConvGeneratorBase<ConvBwdDataScatter<Knobs, kGpu>>;
     Knobs knobs;  // the backward-data family's knobs: the stride-1 schedule runs on the scattered dy
     void generate() {

@@ -15,6 +15,7 @@ class ConvBwdDataGpu : public ConvGeneratorBase<ConvBwdDataGpu> {
 public:
     static constexpr bool kHasWorkspace = false;
     static constexpr Direction kDir = Direction::BwdData;
+    static constexpr GroupClass kGroups = GroupClass::Any;
     BwdDataGpuKnobs knobs;
 
     void generate() {
@@ -50,6 +51,7 @@ class ConvBwdWeightGpu : public ConvGeneratorBase<ConvBwdWeightGpu> {
 public:
     static constexpr bool kHasWorkspace = true;
     static constexpr Direction kDir = Direction::BwdWeight;
+    static constexpr GroupClass kGroups = GroupClass::Any;
     BwdWeightGpuKnobs knobs;
 
     void generate() {

@@ -4,33 +4,46 @@
 namespace convbwd::gen {
 namespace {
 
-class ConvBwdDataHost : public ConvGeneratorBase<ConvBwdDataHost> {
+// gc: the group class the generator is built for (the depthwise families are the same code with
+// GroupClass::Depthwise).
+template <GroupClass gc>
+class ConvBwdDataHost : public ConvGeneratorBase<ConvBwdDataHost<gc>> {
 public:
     static constexpr bool kHasWorkspace = false;
     static constexpr Direction kDir = Direction::BwdData;
+    static constexpr GroupClass kGroups = gc;
+    using Base = ConvGeneratorBase<ConvBwdDataHost<gc>>;
+    using Base::layout, Base::stride_class, Base::filter_class;
     BwdDataHostKnobs knobs;
 
     void generate() {
-        ConvArgs args = bwd_data_args();
-        BwdDataGraph g = build_bwd_data(args);
+        ConvArgs args = this->bwd_data_args();
+        BwdDataGraph g = this->build_bwd_data(args);
         const BwdDataHostParams p = knobs.params();
-        require_valid(p, "conv_bwd_data_host");
-        schedule_bwd_data_host(g, p, args, layout, stride_class, filter_class);
+        this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_data_dw_host" : "conv_bwd_data_host");
+        schedule_bwd_data_host(g, p, args, layout, stride_class, filter_class, gc);
     }
 };
 
-class ConvBwdWeightHost : public ConvGeneratorBase<ConvBwdWeightHost> {
+template <GroupClass gc, class Knobs>
+class ConvBwdWeightHost : public ConvGeneratorBase<ConvBwdWeightHost<gc, Knobs>> {
 public:
     static constexpr bool kHasWorkspace = true;
     static constexpr Direction kDir = Direction::BwdWeight;
-    BwdWeightHostKnobs knobs;
+    static constexpr GroupClass kGroups = gc;
+    using Base = ConvGeneratorBase<ConvBwdWeightHost<gc, Knobs>>;
+    using Base::layout, Base::stride_class, Base::filter_class;
+    Knobs knobs;
 
     void generate() {
-        ConvArgs args = bwd_weight_args();
-        BwdWeightGraph g = build_bwd_weight(args);
-        const BwdWeightHostParams p = knobs.params();
-        require_valid(p, "conv_bwd_weight_host");
-        schedule_bwd_weight_host(g, p, args, layout, stride_class, filter_class);
+        ConvArgs args = this->bwd_weight_args();
+        BwdWeightGraph g = this->build_bwd_weight(args);
+        const auto p = knobs.params();
+        this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_weight_dw_host" : "conv_bwd_weight_host");
+        if constexpr (gc == GroupClass::Depthwise)
+            schedule_bwd_weight_dw_host(g, p, args, layout, stride_class, filter_class);
+        else
+            schedule_bwd_weight_host(g, p, args, layout, stride_class, filter_class);
     }
 };
 
@@ -39,6 +52,14 @@ using ConvBwdDataScatterHost = ConvBwdDataScatter<BwdDataHostKnobs, false>;
 }  // namespace
 }  // namespace convbwd::gen
 
-HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataHost, conv_bwd_data_host)
-HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHost, conv_bwd_weight_host)
+namespace convbwd::gen {
+using ConvBwdDataHostAny = ConvBwdDataHost<GroupClass::Any>;
+using ConvBwdDataHostDw = ConvBwdDataHost<GroupClass::Depthwise>;
+using ConvBwdWeightHostAny = ConvBwdWeightHost<GroupClass::Any, BwdWeightHostKnobs>;
+using ConvBwdWeightHostDw = ConvBwdWeightHost<GroupClass::Depthwise, BwdWeightDwHostKnobs>;
+}  // namespace convbwd::gen
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataHostAny, conv_bwd_data_host)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataHostDw, conv_bwd_data_dw_host)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHostAny, conv_bwd_weight_host)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHostDw, conv_bwd_weight_dw_host)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataScatterHost, conv_bwd_data_scatter_host)

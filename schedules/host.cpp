@@ -9,8 +9,13 @@ namespace convbwd {
 // Backward-data, host. One output row (n, y) per task; per tile of TC channels, acc computes
 // the row of every stride phase; its update keeps tile_c vectors x tile_x columns x stride
 // phases of accumulators in registers while k and the taps stream past.
+//
+// Depthwise (gc): the same tiles; channel c reads dy channel c and filter c, so w is staged with
+// its k (= c) innermost, and NCHW's dy is staged channels-innermost too (one transposing copy,
+// its zero border materialised), so every load of the inner loop is a dense channel vector.
 void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout,
-                            StrideClass, FilterClass) {
+                            StrideClass, FilterClass, GroupClass gc) {
+    const bool dw = gc == GroupClass::Depthwise;
     const int V = p.vec, TC = p.vec * p.tile_c;
     Var co("co"), ci("ci"), yn("yn"), mxo("mxo"), mxi("mxi"), cvo("cvo"), cvi("cvi");
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
@@ -37,7 +42,19 @@ void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const C
     g.w_f.compute_root();
     {
         std::vector<Var> wv = g.w_f.args();  // (s, r, cg, k)
-        g.w_f.reorder_storage(wv[2], wv[0], wv[1], wv[3]).reorder(wv[2], wv[0], wv[1], wv[3]).parallel(wv[3]);
+        if (dw)  // the channel is k (cg has extent 1)
+            g.w_f.reorder_storage(wv[3], wv[0], wv[1], wv[2]).reorder(wv[3], wv[0], wv[1], wv[2])
+                .vectorize(wv[3], V, TailStrategy::GuardWithIf);
+        else
+            g.w_f.reorder_storage(wv[2], wv[0], wv[1], wv[3]).reorder(wv[2], wv[0], wv[1], wv[3]).parallel(wv[3]);
+    }
+    if (dw && layout == Layout::NCHW) {
+        std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n)
+        g.dy_f.compute_root()
+            .reorder_storage(dv[2], dv[0], dv[1], dv[3])
+            .reorder(dv[2], dv[0], dv[1], dv[3])
+            .vectorize(dv[2], V, TailStrategy::GuardWithIf)
+            .parallel(dv[3]);
     }
 
     g.acc.compute_at(g.out, co).reorder_storage(c, g.mx, g.phx, g.my, g.phy, n);
@@ -85,6 +102,43 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
         g.x_f.compute_at(g.ws, g.sp).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
     }
     u.specialize(a.groups == 1);
+}
+
+// Backward-weight, host, depthwise (c = k = groups): cg has extent 1 and x's channel is k, so the
+// vectors run along k: each task keeps tile_c vectors of k x the filter row's taps (unrolled where
+// the filter is a class constant) in registers while the row's columns stream past; NCHW stages x
+// and dy channels-innermost (one transposing copy per split).
+void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams &p, const ConvArgs &,
+                                 Layout layout, StrideClass, FilterClass fc) {
+    const int V = p.vec;
+    Var cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki");
+    const int TKV = V * p.tile_c;  // k per register tile: tile_c vectors
+    g.out.compute_root();
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+        s.reorder(g.k, g.cg, g.s, g.r).vectorize(g.k, V, TailStrategy::GuardWithIf).parallel(g.r);
+    });
+    g.dw.compute_at(g.out, g.r).reorder(g.k, g.cg, g.s, g.r).vectorize(g.k, V, TailStrategy::GuardWithIf);
+    g.dw.update().reorder(g.k, g.cg, g.s, g.rsp, g.r).vectorize(g.k, V, TailStrategy::GuardWithIf);
+    g.ws.reorder(g.k, g.s, g.cg, g.r, g.sp).vectorize(g.k, V, TailStrategy::GuardWithIf).parallel(g.sp);
+    g.partial.compute_at(g.ws, g.sp).reorder_storage(g.k, g.s, g.cg, g.r, g.sp);
+    g.partial.vectorize(g.k, V, TailStrategy::GuardWithIf);
+    Stage u = g.partial.update();
+    u.split(g.k, ko, ki, TKV, TailStrategy::GuardWithIf)
+        .split(ki, cvo, cvi, V, TailStrategy::GuardWithIf)
+        .reorder(cvi, cvo, g.s, g.rr.x, g.r, ko, g.cg, g.rr.y, g.sp)
+        .vectorize(cvi)
+        .unroll(cvo);
+    if (fc != FilterClass::Any) {  // a class filter: its taps' accumulators in registers
+        const int S = fc == FilterClass::K3 ? 3 : 1;
+        g.ws.bound(g.s, 0, S);  // the workspace's tap dim (its extent is checked on entry)
+        u.unroll(g.s);
+    }
+    std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
+    if (layout == Layout::NCHW) {
+        g.x_f.compute_at(g.ws, g.sp).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
+        std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n)
+        g.dy_f.compute_at(g.ws, g.sp).reorder_storage(dv[2], dv[0], dv[1], dv[3]);
+    }
 }
 
 }  // namespace convbwd

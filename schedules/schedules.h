@@ -43,9 +43,12 @@ void for_each_branch(Halide::Func f, const std::vector<Halide::Expr> &shapes, Ha
 }
 
 void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout,
-                            StrideClass sc, FilterClass fc);
+                            StrideClass sc, FilterClass fc, GroupClass gc = GroupClass::Any);
 void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a,
                               Layout layout, StrideClass sc, FilterClass fc);
+
+void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams &p, const ConvArgs &a,
+                                 Layout layout, StrideClass sc, FilterClass fc);
 
 void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const ConvArgs &a, Layout layout,
                            StrideClass sc, FilterClass fc);

@@ -79,6 +79,13 @@ CONVBWD_DEFINE_PARAMS(BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
       1, 2, 4, 8, 16, 32, 64, 128, 256)
 CONVBWD_DEFINE_PARAMS(BwdWeightHostParams, CONVBWD_BWD_WEIGHT_HOST_KNOBS)
 
+// ---- Backward-weight, host CPU, depthwise (conv_bwd_weight_dw_host): vectors along k (= c) ----
+#define CONVBWD_BWD_WEIGHT_DW_HOST_KNOBS(X)                                                              \
+    X(tile_c, 2, Compile, "c!", "vectors of channels per register tile (x the filter row's taps)", 1, 2, 3, 4) \
+    X(vec, 8, Compile, "v", "f32 SIMD lanes", 4, 8, 16)                                                  \
+    X(max_splits, 16, Launch, "", "partial sums over the N*P rows (the reduction split)", 1, 2, 4, 8, 16, 32, 64, 128, 256)
+CONVBWD_DEFINE_PARAMS(BwdWeightDwHostParams, CONVBWD_BWD_WEIGHT_DW_HOST_KNOBS)
+
 // ---- Backward-data, GPU (CUDA, OpenCL, AMDGPU; conv_bwd_data_gpu, conv_bwd_data_scatter_gpu) ----
 // Blocks are threads_c x threads_x threads, multiples of 64 (two NVIDIA warps, one AMD wave).
 #define CONVBWD_BWD_DATA_GPU_KNOBS(X)                                                                        \
@@ -137,12 +144,14 @@ CONVBWD_DEFINE_PARAMS(BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
 // weight: K too). The generator, the schedule and the dispatcher all ask here.
 inline int BwdDataHostParams::channel_vector() const { return 1; }
 inline int BwdWeightHostParams::channel_vector() const { return 1; }
+inline int BwdWeightDwHostParams::channel_vector() const { return 1; }
 inline int BwdDataGpuParams::channel_vector() const { return stage == 1 || stage == 2 ? std::max(1, vec) : 1; }
 inline int BwdWeightGpuParams::channel_vector() const { return stage == 1 ? std::max(1, vec) : 1; }
 // The column vector of an NCHW backward-data kernel read in place: the multiple its rows (flat: the
 // planes) and the strides of dy and dx must be, in elements.
 inline int BwdDataHostParams::column_vector() const { return 1; }
 inline int BwdWeightHostParams::column_vector() const { return 1; }
+inline int BwdWeightDwHostParams::column_vector() const { return 1; }
 inline int BwdDataGpuParams::column_vector() const { return stage ? 1 : std::max(1, xvec); }
 inline int BwdWeightGpuParams::column_vector() const { return 1; }
 
@@ -166,6 +175,7 @@ struct Family {
     const char *name;  // the generator's registered name
     Direction dir;
     ScheduleKind kind;
+    GroupClass groups;  // Depthwise: the family's kernels take only c = k = groups
     const char *tag_prefix;
     const std::vector<Knob> &(*knobs)();
     const char *doc;
@@ -173,17 +183,21 @@ struct Family {
 
 inline const std::vector<Family> &families() {
     static const std::vector<Family> f = {
-        {"conv_bwd_data_host", Direction::BwdData, ScheduleKind::Host, "", &BwdDataHostParams::knobs,
+        {"conv_bwd_data_host", Direction::BwdData, ScheduleKind::Host, GroupClass::Any, "", &BwdDataHostParams::knobs,
          "backward-data by stride phases, register tiles of channel vectors x columns"},
-        {"conv_bwd_data_scatter_host", Direction::BwdData, ScheduleKind::Host, "scatter", &BwdDataHostParams::knobs,
-         "comparison baseline: zero-inserted dy (scatter) then the stride-1 algorithm"},
-        {"conv_bwd_weight_host", Direction::BwdWeight, ScheduleKind::Host, "", &BwdWeightHostParams::knobs,
+        {"conv_bwd_data_dw_host", Direction::BwdData, ScheduleKind::Host, GroupClass::Depthwise, "dw",
+         &BwdDataHostParams::knobs, "depthwise backward-data (c = k = groups): the same tiles, dense channel vectors"},
+        {"conv_bwd_data_scatter_host", Direction::BwdData, ScheduleKind::Host, GroupClass::Any, "scatter",
+         &BwdDataHostParams::knobs, "comparison baseline: zero-inserted dy (scatter) then the stride-1 algorithm"},
+        {"conv_bwd_weight_host", Direction::BwdWeight, ScheduleKind::Host, GroupClass::Any, "", &BwdWeightHostParams::knobs,
          "backward-weight, split reduction over N*P rows into a workspace"},
-        {"conv_bwd_data_gpu", Direction::BwdData, ScheduleKind::Gpu, "", &BwdDataGpuParams::knobs,
+        {"conv_bwd_weight_dw_host", Direction::BwdWeight, ScheduleKind::Host, GroupClass::Depthwise, "dw",
+         &BwdWeightDwHostParams::knobs, "depthwise backward-weight (c = k = groups): vectors along the channels"},
+        {"conv_bwd_data_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "", &BwdDataGpuParams::knobs,
          "backward-data by stride phases, a register tile per thread"},
-        {"conv_bwd_data_scatter_gpu", Direction::BwdData, ScheduleKind::Gpu, "scatter", &BwdDataGpuParams::knobs,
-         "comparison baseline: zero-inserted dy (scatter) then the stride-1 algorithm"},
-        {"conv_bwd_weight_gpu", Direction::BwdWeight, ScheduleKind::Gpu, "", &BwdWeightGpuParams::knobs,
+        {"conv_bwd_data_scatter_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "scatter",
+         &BwdDataGpuParams::knobs, "comparison baseline: zero-inserted dy (scatter) then the stride-1 algorithm"},
+        {"conv_bwd_weight_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Any, "", &BwdWeightGpuParams::knobs,
          "backward-weight, split reduction, a register tile per thread"},
     };
     return f;
@@ -326,6 +340,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         // 16 vector registers, 2 for operands: tile_c x tile_x x phases accumulators.
         const int phases = c.stride == StrideClass::S2 ? 2 : 1;
         if (!(e = need(p.tile_c * p.tile_x * phases <= 14, "tile_c * tile_x * stride phases <= 14 accumulators")).empty()) return e;
+    } else if (f.kind == ScheduleKind::Host && f.groups == GroupClass::Depthwise) {
+        const auto p = to_params<BwdWeightDwHostParams>(vals);
+        const int taps = c.filter == FilterClass::K3 ? 3 : 1;  // a class filter's taps are unrolled
+        if (!(e = need(p.tile_c * taps <= 14, "tile_c * taps (3 for k3) <= 14 accumulators")).empty()) return e;
     } else if (f.kind == ScheduleKind::Host) {
         const auto p = to_params<BwdWeightHostParams>(vals);
         if (!(e = need(p.tile_c * p.tile_k <= 14, "tile_c * tile_k <= 14 accumulators")).empty()) return e;

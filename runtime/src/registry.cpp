@@ -64,7 +64,7 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
     const int64_t by_workspace = std::max<int64_t>(1, (int64_t{256} << 20) / std::max<int64_t>(partial_bytes, 1));
     int64_t want;
     if (k.device == Device::Host) {
-        want = params_of<BwdWeightHostParams>(s).max_splits;
+        want = s.knobs.get("max_splits");  // every host backward-weight family has it
     } else {
         // Enough blocks per launch (one launch per filter tap) to fill a large GPU: split_blocks
         // (528 = 4 x 132 multiprocessors) from the tiles one split has.
