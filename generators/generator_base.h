@@ -163,6 +163,7 @@ protected:
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);
         constrain_filter(*b);
+        if constexpr (Gen::kGroups == GroupClass::Depthwise) b->dim(2).set_extent(1);  // w's C / G
         return g;
     }
     // Backward-weight: a = x, b = dy, out = dw, plus the workspace output ws.
@@ -179,6 +180,11 @@ protected:
         constrain_layout(*out);
         constrain_filter(*out);
         for (int d = 0; d < 5; d++) ws->dim(d).set_min(0);
+        if constexpr (Gen::kGroups == GroupClass::Depthwise) {  // dw's and the workspace's C / G
+            out->dim(2).set_extent(1);
+            prev->dim(2).set_extent(1);
+            ws->dim(2).set_extent(1);
+        }
         // The workspace packed in kWorkspaceDimOrder (with r before cg a warp's stores were 36
         // bytes apart; s stays innermost: with cg there, the taps' stores each need an address
         // of their own, AMD: 118 -> 150 VGPRs in the stem's kernel).

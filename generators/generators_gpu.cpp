@@ -11,18 +11,22 @@ void extent_multiple_of(Buf &buf, int d, int v) {
     buf->dim(d).set_extent((buf->dim(d).extent() / v) * v);
 }
 
-class ConvBwdDataGpu : public ConvGeneratorBase<ConvBwdDataGpu> {
+// gc: the group class (the depthwise families are the same generators with GroupClass::Depthwise).
+template <GroupClass gc>
+class ConvBwdDataGpu : public ConvGeneratorBase<ConvBwdDataGpu<gc>> {
 public:
     static constexpr bool kHasWorkspace = false;
     static constexpr Direction kDir = Direction::BwdData;
-    static constexpr GroupClass kGroups = GroupClass::Any;
+    static constexpr GroupClass kGroups = gc;
+    using Base = ConvGeneratorBase<ConvBwdDataGpu<gc>>;
+    using Base::layout, Base::stride_class, Base::filter_class, Base::dtype, Base::out, Base::a, Base::b, Base::prev;
     BwdDataGpuKnobs knobs;
 
     void generate() {
-        ConvArgs args = bwd_data_args();
-        BwdDataGraph g = build_bwd_data(args);
+        ConvArgs args = this->bwd_data_args();
+        BwdDataGraph g = this->build_bwd_data(args);
         const BwdDataGpuParams p = knobs.params();
-        require_valid(p, "conv_bwd_data_gpu");
+        this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_data_dw_gpu" : "conv_bwd_data_gpu");
         if (const int cv = p.channel_vector(); cv > 1) {
             // dx's channels (C) and w's (C / groups) a multiple of the vector: every channel
             // tile then starts at a multiple of it, which Halide sees (the extent symbols become
@@ -43,22 +47,25 @@ public:
             constrain(*a);
             constrain(*prev);
         }
-        schedule_bwd_data_gpu(g, p, args, layout, stride_class, filter_class);
+        schedule_bwd_data_gpu(g, p, args, layout, stride_class, filter_class, gc);
     }
 };
 
-class ConvBwdWeightGpu : public ConvGeneratorBase<ConvBwdWeightGpu> {
+template <GroupClass gc>
+class ConvBwdWeightGpu : public ConvGeneratorBase<ConvBwdWeightGpu<gc>> {
 public:
     static constexpr bool kHasWorkspace = true;
     static constexpr Direction kDir = Direction::BwdWeight;
-    static constexpr GroupClass kGroups = GroupClass::Any;
+    static constexpr GroupClass kGroups = gc;
+    using Base = ConvGeneratorBase<ConvBwdWeightGpu<gc>>;
+    using Base::layout, Base::stride_class, Base::filter_class, Base::out, Base::a, Base::b, Base::ws;
     BwdWeightGpuKnobs knobs;
 
     void generate() {
-        ConvArgs args = bwd_weight_args();
-        BwdWeightGraph g = build_bwd_weight(args);
+        ConvArgs args = this->bwd_weight_args();
+        BwdWeightGraph g = this->build_bwd_weight(args);
         const BwdWeightGpuParams p = knobs.params();
-        require_valid(p, "conv_bwd_weight_gpu");
+        this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_weight_dw_gpu" : "conv_bwd_weight_gpu");
         if (p.vec > 1) {
             // C and K multiples of the vector (dims 2 of x, dy, dw and the workspace): every channel
             // tile, ShiftInwards included, then starts at a multiple of it, which Halide sees (the
@@ -71,9 +78,9 @@ public:
             }
             // Checked on the host before any launch (the schedule's specialize_fail for other
             // groups would only fail inside the kernel).
-            add_requirement(args.groups == 1, "vec kernels take groups == 1");
+            this->add_requirement(args.groups == 1, "vec kernels take groups == 1");
         }
-        schedule_bwd_weight_gpu(g, p, args, layout, stride_class, filter_class);
+        schedule_bwd_weight_gpu(g, p, args, layout, stride_class, filter_class, gc);
     }
 };
 
@@ -82,6 +89,14 @@ using ConvBwdDataScatterGpu = ConvBwdDataScatter<BwdDataGpuKnobs, true>;
 }  // namespace
 }  // namespace convbwd::gen
 
-HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataGpu, conv_bwd_data_gpu)
-HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpu, conv_bwd_weight_gpu)
+namespace convbwd::gen {
+using ConvBwdDataGpuAny = ConvBwdDataGpu<GroupClass::Any>;
+using ConvBwdDataGpuDw = ConvBwdDataGpu<GroupClass::Depthwise>;
+using ConvBwdWeightGpuAny = ConvBwdWeightGpu<GroupClass::Any>;
+using ConvBwdWeightGpuDw = ConvBwdWeightGpu<GroupClass::Depthwise>;
+}  // namespace convbwd::gen
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataGpuAny, conv_bwd_data_gpu)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataGpuDw, conv_bwd_data_dw_gpu)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuAny, conv_bwd_weight_gpu)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuDw, conv_bwd_weight_dw_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataScatterGpu, conv_bwd_data_scatter_gpu)

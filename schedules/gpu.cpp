@@ -82,8 +82,11 @@ void stage_padded(Func f) {
 // them in registers while k and the taps stream past. Stride 1: the phase array is the output,
 // computed in place. Stride > 1: the phase array is stored once (acc.in()), one stride phase per
 // block (no divergence over the phase's tap table), then gathered into dx.
+// Depthwise (gc): the same tiles read in place (valid() keeps stage 0: w's staged copy is
+// channels-innermost over cg, which a depthwise filter does not have): NHWC threads along the
+// channels (dy loads dense across a warp), NCHW along the columns.
 void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const ConvArgs &a, Layout layout,
-                           StrideClass, FilterClass fc) {
+                           StrideClass, FilterClass fc, GroupClass) {
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
     Var cb("cb"), cr("cr"), xb("xb"), xr("xr"), cbo("cbo"), cbi("cbi"), xbo("xbo"), xbi("xbi"), yn("yn");
     // Threads along the layout's dense dim, so a warp's loads and stores are contiguous; with
@@ -241,7 +244,47 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
 // thread keeps tile_c x tile_k (x tile_s taps) partial sums in registers over its split's rows.
 // Stage 2 (out): each thread sums its element's splits in a fixed order and applies alpha/beta.
 void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, const ConvArgs &a, Layout layout,
-                             StrideClass, FilterClass) {
+                             StrideClass, FilterClass, GroupClass gc) {
+    if (gc == GroupClass::Depthwise) {
+        // Depthwise (c = k = groups, cg has extent 1): a block of threads_c x threads_k threads
+        // along k (x's channel is k), tile_k channels x tile_s taps of a filter row per thread,
+        // every tap in one launch (valid() requires fuse_taps); blocks along k tiles and splits
+        // (gpu_weight_blocks_per_split() counts them for the split). NCHW stages x and dy
+        // channels-innermost (stage=1) so a warp's loads are contiguous.
+        const int nthreads = p.threads_c * p.threads_k, ts = taps_per_thread(p);
+        Var kb("kb"), kr("kr"), kbo("kbo"), kbi("kbi"), sb("sb"), si("si");
+        if (p.stage) {
+            stage_channels_innermost(g.x_f);
+            stage_channels_innermost(g.dy_f);
+        }
+        std::vector<Expr> shapes = {a.K >= p.tile_k && a.S >= ts};
+        for_each_branch(g.ws, shapes, Expr(), [&](Stage s, int branch) {
+            const int tk = branch >= 0 ? p.tile_k : 1, tss = branch >= 0 ? ts : 1;
+            s.split(g.k, kb, kr, tk, TailStrategy::ShiftInwards)
+                .split(g.s, sb, si, tss, TailStrategy::ShiftInwards)
+                .split(kb, kbo, kbi, nthreads, TailStrategy::GuardWithIf)
+                .reorder(si, kr, g.cg, sb, g.r, kbi, kbo, g.sp)
+                .gpu_blocks(kbo, g.sp)
+                .gpu_threads(kbi)
+                .unroll(si)
+                .unroll(kr);
+        });
+        g.partial.compute_at(g.ws, sb);
+        g.partial.store_in(MemoryType::Register).unroll(g.s).unroll(g.cg).unroll(g.k);
+        Stage upd = g.partial.update();
+        RVar qo("qo"), qi("qi");
+        if (p.unroll_q > 1)
+            upd.split(g.rr.x, qo, qi, p.unroll_q, TailStrategy::GuardWithIf).reorder(g.s, g.cg, g.k, qi, qo, g.rr.y).unroll(qi);
+        else
+            upd.reorder(g.s, g.cg, g.k, g.rr.x, g.rr.y);
+        upd.unroll(g.s).unroll(g.cg).unroll(g.k);
+        g.out.compute_root();
+        for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+            s.reorder(g.k, g.cg, g.s, g.r).gpu_tile(g.k, g.s, kbo, sb, kbi, si, 64, 1, TailStrategy::GuardWithIf);
+        });
+        g.dw.compute_at(g.out, kbi);
+        return;
+    }
     // Taps inside the thread (a loop around the reduction, not a fused grid index: through a
     // fused block index Halide could not bound a thread's tap to one point, and the kernels
     // faulted on the H100).

@@ -51,8 +51,8 @@ void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams 
                                  Layout layout, StrideClass sc, FilterClass fc);
 
 void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const ConvArgs &a, Layout layout,
-                           StrideClass sc, FilterClass fc);
+                           StrideClass sc, FilterClass fc, GroupClass gc = GroupClass::Any);
 void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, const ConvArgs &a, Layout layout,
-                             StrideClass sc, FilterClass fc);
+                             StrideClass sc, FilterClass fc, GroupClass gc = GroupClass::Any);
 
 }  // namespace convbwd

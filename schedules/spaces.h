@@ -165,6 +165,19 @@ auto takes_first_layer_tile(const BwdWeightGpuParams &p, const T &Cg, const T &K
     return p.channel_vector() == 1 && Cg >= 3 && Cg <= 4 && K >= p.tile_k && S >= taps_per_thread(p);
 }
 
+// Blocks per reduction split of a GPU backward-weight kernel: what schedules/gpu.cpp puts on the
+// grid per split (the dispatcher sizes the split count from it). Depthwise: k tiles of
+// threads_c * threads_k threads x tile_k channels; else channel tiles x k tiles, or (a first
+// layer's tile) k tiles x filter rows.
+inline int64_t gpu_weight_blocks_per_split(const BwdWeightGpuParams &g, GroupClass gc, int64_t Cg, int64_t K, int64_t R,
+                                          int64_t S) {
+    auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+    if (gc == GroupClass::Depthwise) return ceil_div(K, (int64_t)g.tile_k * g.threads_c * g.threads_k);
+    if (g.fuse_taps && takes_first_layer_tile<int64_t>(g, Cg, K, S))
+        return ceil_div(K, (int64_t)g.tile_k * g.threads_k) * ceil_div(R, g.threads_c);
+    return ceil_div(Cg, (int64_t)g.tile_c * g.threads_c) * ceil_div(K, (int64_t)g.tile_k * g.threads_k);
+}
+
 // ---- Families ----
 enum class ScheduleKind { Host, Gpu };
 inline ScheduleKind schedule_kind(Device d) { return d == Device::Host ? ScheduleKind::Host : ScheduleKind::Gpu; }
@@ -199,6 +212,10 @@ inline const std::vector<Family> &families() {
          &BwdDataGpuParams::knobs, "comparison baseline: zero-inserted dy (scatter) then the stride-1 algorithm"},
         {"conv_bwd_weight_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Any, "", &BwdWeightGpuParams::knobs,
          "backward-weight, split reduction, a register tile per thread"},
+        {"conv_bwd_data_dw_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Depthwise, "dw", &BwdDataGpuParams::knobs,
+         "depthwise backward-data (c = k = groups): the GPU tiles read in place"},
+        {"conv_bwd_weight_dw_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Depthwise, "dw",
+         &BwdWeightGpuParams::knobs, "depthwise backward-weight (c = k = groups): threads along the channels"},
     };
     return f;
 }
@@ -384,6 +401,17 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (amd && !(e = need(p.tile_c * p.tile_k * ts <= 64 && 3 * p.tile_k * ts <= 64,
                               "AMD: tile_c * tile_k * tile_s <= 64 accumulators (VGPR budget)")).empty())
             return e;
+    }
+    if (f.kind == ScheduleKind::Gpu && f.groups == GroupClass::Depthwise) {
+        if (f.dir == Direction::BwdData) {
+            const auto p = to_params<BwdDataGpuParams>(vals);
+            if (!(e = need(p.stage == 0 && p.vec == 1, "depthwise: stage=0, vec=1 (read in place)")).empty()) return e;
+        } else {
+            const auto p = to_params<BwdWeightGpuParams>(vals);
+            if (!(e = need(p.fuse_taps == 1 && p.tile_c == 1 && p.vec == 1,
+                           "depthwise: fuse_taps=1, tile_c=1, vec=1 (threads along k; cg has extent 1)")).empty())
+                return e;
+        }
     }
     if (c.dtype == DType::F16 && c.device == Device::OpenCL) return "f16 on OpenCL needs cl_khr_fp16 (not built: PoCL lacks it)";
     return {};

@@ -93,7 +93,9 @@ TEST_CASE("GPU kernels refuse more rows x images than a grid dim holds, naming t
         for (const Case &c : cases) {
             CAPTURE(c.n);
             CAPTURE(c.h);
-            ConvProblem p{.N = c.n, .C = 4, .H = c.h, .W = 4, .K = 4, .R = f, .S = f, .pad_top = f / 2,
+            // (Depthwise kernels take c = k = groups.)
+            const int G = std::string(d.family).find("_dw_") != std::string::npos ? 4 : 1;
+            ConvProblem p{.N = c.n, .C = 4, .H = c.h, .W = 4, .K = 4, .R = f, .S = f, .G = G, .pad_top = f / 2,
                           .pad_bottom = f / 2, .pad_left = f / 2, .pad_right = f / 2, .stride_h = stride,
                           .stride_w = stride, .dtype = (DType)d.dtype, .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
             p = with_derived_output(p);

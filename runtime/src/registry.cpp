@@ -69,12 +69,8 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
         // Enough blocks per launch (one launch per filter tap) to fill a large GPU: split_blocks
         // (528 = 4 x 132 multiprocessors) from the tiles one split has.
         const BwdWeightGpuParams g = params_of<BwdWeightGpuParams>(s);
-        int64_t tiles = ((Cg + g.tile_c * g.threads_c - 1) / (g.tile_c * g.threads_c)) *
-                        ((p.K + g.tile_k * g.threads_k - 1) / (g.tile_k * g.threads_k));
-        // As schedules/gpu.cpp's first-layer tile: blocks of k tiles x filter rows.
-        if (g.fuse_taps && takes_first_layer_tile<int64_t>(g, Cg, p.K, p.S))
-            tiles = ((p.K + g.tile_k * g.threads_k - 1) / (g.tile_k * g.threads_k)) *
-                    ((p.R + g.threads_c - 1) / g.threads_c);
+        const Family *f = find_family(k.family);
+        const int64_t tiles = gpu_weight_blocks_per_split(g, f ? f->groups : GroupClass::Any, Cg, p.K, p.R, p.S);
         want = std::min<int64_t>(g.max_splits, (std::max(1, g.split_blocks) + tiles - 1) / tiles);
     }
     return std::max<int64_t>(1, std::min({want, by_workspace, rows}));
