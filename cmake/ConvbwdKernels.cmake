@@ -7,7 +7,7 @@
 #
 # The name is derived by the manifest tool from the fields and the compile-time knobs
 # (schedules/spaces.h: kernel_tag). Calls come in dispatch order. Kernels whose name does not
-# match CONVBWD_KERNELS are skipped, except the generic defaults (stride and filter any), which
+# match CONVBWD_KERNELS, or whose role is not in CONVBWD_ROLES, are skipped, except the generic defaults (stride and filter any), which
 # are always built so every problem has a kernel.
 
 set(CONVBWD_GENERATED_DIR ${CMAKE_BINARY_DIR}/generated)
@@ -35,7 +35,7 @@ function(_conv_kernel)
     if (K_STRIDE STREQUAL "any" AND K_FILTER STREQUAL "any" AND K_ROLE STREQUAL "default")
         set(generic TRUE)
     endif ()
-    if (NOT name MATCHES "${regex}" AND NOT generic)
+    if ((NOT name MATCHES "${regex}" OR NOT K_ROLE IN_LIST CONVBWD_ROLES) AND NOT generic)
         return()
     endif ()
     # The registry row's fields (kernel_list.inc), for every target.

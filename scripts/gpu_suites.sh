@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The GPU machine (device tool, H100): the depthwise kernels and every kernel a suite dispatches,
+# checked against the reference, then every suite of shapes/ timed against cuDNN (TF32 off) in
+# both layouts, in one call. Prints the per-suite table last (scripts/suites.py).
+# Binaries: built here with the cuda kernels (README, "GPU machine"), carried in .device/bin.
+#   SUITES: shape files under shapes/ (default: every network suite)   ITERS: timed calls (10)
+#   CUDA_TESTS: doctest cases of the conformance run (default: the depthwise cuda kernels)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bin=/tmp/convbwd-bin
+mkdir -p "$bin"
+for f in .device/bin/*.xz; do
+  python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' "$f" "$bin/$(basename "$f" .xz)"
+  chmod +x "$bin/$(basename "$f" .xz)"
+done
+out=${OUT:-/tmp/convbwd-gpu}
+mkdir -p "$out"
+cudnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), "lib"))' 2>/dev/null)
+export LD_LIBRARY_PATH="${cudnn:+$cudnn:}${LD_LIBRARY_PATH:-}"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
+date -u | tee -a "$out/device.txt"
+echo "== conformance: ${CUDA_TESTS:=*_cuda_dw*}"
+timeout 240 "$bin/convbwd_tests" --test-suite=kernels "--test-case=$CUDA_TESTS" > "$out/test_cuda.log" 2>&1
+echo "rc=$?"; tail -3 "$out/test_cuda.log"
+suites=${SUITES:-$(ls shapes/*.txt | xargs -n1 basename | sed 's/\.txt$//' | grep -vE '^(edge|iree_strided)$')}
+total=$(echo $suites | wc -w); i=0; t0=$(date +%s)
+for s in $suites; do
+  i=$((i + 1))
+  for layout in NCHW NHWC; do
+    timeout 150 "$bin/convbwd-driver" --shapes "shapes/$s.txt" -I $layout -F 6 --target cuda --compare cudnn -t 1 \
+        -i "${ITERS:-10}" -V 0 --json > "$out/${s}_$layout.json" 2> "$out/${s}_$layout.err"
+    echo "$s $layout rc=$? rows=$(grep -c '^{' "$out/${s}_$layout.json")"
+  done
+  el=$(( $(date +%s) - t0 )); echo "[$i/$total suites, ${el}s, ETA $(( el * (total - i) / i ))s]"
+done
+python3 scripts/suites.py "$out"/*_NCHW.json "$out"/*_NHWC.json --md > "$out/suites.md"
+# Everything in one archive (the device tool brings back a limited number of files).
+(cd "$out" && tar czf rows.tgz *.json *.err test_cuda.log && rm -f *.json *.err test_cuda.log)
+python3 - "$out/rows.tgz" <<'PY'
+import sys, tarfile, json
+with tarfile.open(sys.argv[1]) as t:
+    for m in t.getmembers():
+        if m.name.endswith(".json"):
+            for line in t.extractfile(m).read().decode().splitlines():
+                if line.startswith("{") and json.loads(line).get("error"):
+                    print("error row:", m.name, json.loads(line)["problem"], json.loads(line)["error"][:200])
+PY
+cat "$out/suites.md" | cut -c1-250

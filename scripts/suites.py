@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Per-suite table of driver JSON rows (convbwd-driver --shapes S --compare P --json, one file per
+layout, every row of one run): for each (suite, direction, layout), the geomean of peer time /
+convbwd time over the suite's layers in the same layout, the same against the peer's best layout
+for each layer (users pick the faster layout), and the worst layer. Ratios above 1: convbwd is
+faster. Rows with an error or no time are counted as missing.
+
+Usage: suites.py rows.json... [--md]     (the rows' "shapes" field names the suite)
+"""
+import json
+import math
+import os
+import sys
+from collections import defaultdict
+
+
+def rows(paths):
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("{"):
+                    yield json.loads(line)
+
+
+def geomean(v):
+    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+
+
+def main():
+    md = "--md" in sys.argv
+    paths = [p for p in sys.argv[1:] if p != "--md"]
+    # (suite, direction, problem without layout) -> layout -> row
+    by_layer = defaultdict(dict)
+    for r in rows(paths):
+        suite = os.path.splitext(os.path.basename(r.get("shapes", "?")))[0]
+        key = (suite, r["direction"], r.get("problem_key", r["problem"]).replace("-" + r["layout"] + "-", "-"))
+        by_layer[key][r["layout"]] = r
+    table = defaultdict(lambda: {"same": [], "best": [], "worst": (float("inf"), ""), "missing": 0})
+    for (suite, direction, _), per_layout in by_layer.items():
+        peer_best = min((r["peer_time_ms"] for r in per_layout.values() if r.get("peer_time_ms")), default=None)
+        for layout, r in per_layout.items():
+            t = table[(suite, direction, layout)]
+            if r.get("error") or not r.get("time_ms") or not r.get("peer_time_ms"):
+                t["missing"] += 1
+                continue
+            ratio = r["peer_time_ms"] / r["time_ms"]
+            t["same"].append(ratio)
+            t["best"].append(peer_best / r["time_ms"])
+            if ratio < t["worst"][0]:
+                t["worst"] = (ratio, r["problem"].split(" -F")[0] + " " + r["kernel"])
+    head = ["suite", "direction", "layout", "layers", "geomean (same layout)", "geomean (peer's best layout)",
+            "worst", "worst layer (kernel)"]
+    if md:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+    else:
+        print("%-16s %-10s %-6s %6s %8s %8s %7s  %s" % ("suite", "direction", "layout", "layers", "same", "best",
+                                                      "worst", "worst layer (kernel)"))
+    for (suite, direction, layout), t in sorted(table.items()):
+        n = "%d%s" % (len(t["same"]), "+%d missing" % t["missing"] if t["missing"] else "")
+        vals = (suite, direction, layout, n, "%.3f" % geomean(t["same"]), "%.3f" % geomean(t["best"]),
+                "%.3f" % t["worst"][0], t["worst"][1])
+        if md:
+            print("| " + " | ".join(vals) + " |")
+        else:
+            print("%-16s %-10s %-6s %6s %8s %8s %7s  %s" % vals)
+
+
+if __name__ == "__main__":
+    main()
