@@ -6,6 +6,48 @@ using namespace Halide;
 namespace convbwd {
 
 
+// Depthwise backward-data, NHWC, stride 1: no reduction over channels, so the work per output is
+// only the taps and the loads dominate. Register tiles of tile_c channel vectors x tile_x columns
+// (acc computed per tile, fully unrolled: its accumulators stay in registers across the tap
+// loops), w staged once with its channels innermost, and the rows of dy one output row reads
+// staged per row with their zero border (no range test or clamp per load in the tap loops).
+void schedule_bwd_data_dw_nhwc_s1_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, FilterClass fc) {
+    const int V = p.vec, TC = p.vec * p.tile_c, TX = p.tile_x;
+    Var co("co"), ci("ci"), xo("xo"), xi("xi"), yn("yn"), cvo("cvo"), cvi("cvi");
+    Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
+    g.out.compute_root();
+    for_each_branch(
+        g.out, a.C >= TC && a.W >= TX, g.beta,
+        [&](Stage s, bool tiled) {
+            s.split(c, co, ci, tiled ? TC : 1, TailStrategy::ShiftInwards)
+                .split(x, xo, xi, tiled ? TX : 1, TailStrategy::ShiftInwards)
+                .reorder(ci, xi, xo, co, y, n)
+                .fuse(y, n, yn)
+                .parallel(yn);
+            if (tiled) s.vectorize(ci, V).unroll(xi);
+        },
+        a.C % TC == 0 && a.W % TX == 0);
+    std::vector<Var> wv = g.w_f.args();  // (s, r, cg, k): the channel is k
+    g.w_f.compute_root()
+        .reorder_storage(wv[3], wv[0], wv[1], wv[2])
+        .reorder(wv[3], wv[0], wv[1], wv[2])
+        .vectorize(wv[3], V, TailStrategy::GuardWithIf);
+    std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n)
+    g.dy_f.compute_at(g.out, yn)
+        .reorder_storage(dv[2], dv[0], dv[1], dv[3])
+        .reorder(dv[2], dv[0], dv[1], dv[3])
+        .vectorize(dv[2], V, TailStrategy::GuardWithIf);
+    g.acc.compute_at(g.out, xo).reorder_storage(c, g.mx, g.phx, g.my, g.phy, n);
+    g.acc.vectorize(c, V, TailStrategy::GuardWithIf).unroll(g.mx);
+    g.acc.update()
+        .split(c, cvo, cvi, V, TailStrategy::GuardWithIf)
+        .reorder(cvi, cvo, g.mx, g.phx, g.r.x, g.r.y, g.r.z, g.my, g.phy, n)
+        .vectorize(cvi)
+        .unroll(cvo)
+        .unroll(g.mx);
+    if (fc != FilterClass::Any) g.acc.update().unroll(g.r.y).unroll(g.r.z);  // a class filter's taps
+}
+
 // Backward-data, host. One output row (n, y) per task; per tile of TC channels, acc computes
 // the row of every stride phase; its update keeps tile_c vectors x tile_x columns x stride
 // phases of accumulators in registers while k and the taps stream past.
@@ -14,8 +56,12 @@ namespace convbwd {
 // its k (= c) innermost, and NCHW's dy is staged channels-innermost too (one transposing copy,
 // its zero border materialised), so every load of the inner loop is a dense channel vector.
 void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout,
-                            StrideClass, FilterClass, GroupClass gc) {
+                            StrideClass sc, FilterClass fc, GroupClass gc) {
     const bool dw = gc == GroupClass::Depthwise;
+    if (dw && layout == Layout::NHWC && sc == StrideClass::S1) {
+        schedule_bwd_data_dw_nhwc_s1_host(g, p, a, fc);
+        return;
+    }
     const int V = p.vec, TC = p.vec * p.tile_c;
     Var co("co"), ci("ci"), yn("yn"), mxo("mxo"), mxi("mxi"), cvo("cvo"), cvi("cvi");
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
