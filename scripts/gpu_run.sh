@@ -13,16 +13,7 @@
 #               stride-2 tile candidates and defaults vs scatter on iree_strided
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-bin=/tmp/convbwd-bin  # unpacked from .device/bin/*.xz (scripts/gpu_build.sh)
-mkdir -p "$bin"
-for f in .device/bin/*.xz; do
-  python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' "$f" "$bin/$(basename "$f" .xz)"
-  chmod +x "$bin/$(basename "$f" .xz)"
-done
-out=${OUT:-/tmp/convbwd-gpu}
-mkdir -p "$out"
-cudnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), "lib"))' 2>/dev/null)
-export LD_LIBRARY_PATH="${cudnn:+$cudnn:}${LD_LIBRARY_PATH:-}"
+source scripts/gpu_env.sh  # $bin (the unpacked binaries), $out, cuDNN on LD_LIBRARY_PATH
 mkdir -p /etc/OpenCL/vendors
 [ -f /etc/OpenCL/vendors/nvidia.icd ] || echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$out/device.txt"

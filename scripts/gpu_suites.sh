@@ -7,16 +7,7 @@
 #   CUDA_TESTS: doctest cases of the conformance run (default: the depthwise cuda kernels)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-bin=/tmp/convbwd-bin
-mkdir -p "$bin"
-for f in .device/bin/*.xz; do
-  python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' "$f" "$bin/$(basename "$f" .xz)"
-  chmod +x "$bin/$(basename "$f" .xz)"
-done
-out=${OUT:-/tmp/convbwd-gpu}
-mkdir -p "$out"
-cudnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), "lib"))' 2>/dev/null)
-export LD_LIBRARY_PATH="${cudnn:+$cudnn:}${LD_LIBRARY_PATH:-}"
+source scripts/gpu_env.sh  # $bin (the unpacked binaries), $out, cuDNN on LD_LIBRARY_PATH
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 date -u | tee -a "$out/device.txt"
 echo "== conformance: ${CUDA_TESTS:=*_cuda_dw*}"

@@ -47,7 +47,7 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
                std::to_string(p.pad_top) + "," + std::to_string(p.pad_bottom) + "," + std::to_string(p.pad_left) +
                "," + std::to_string(p.pad_right) + " dilation " + dims(p.dilation_h, p.dilation_w);
     // A depthwise family's kernels know c = k = groups at compile time.
-    if (const Family *f = find_family(k.family); f && f->groups == GroupClass::Depthwise && group_class(p) != GroupClass::Depthwise)
+    if (kernel_knobs(k).family->groups == GroupClass::Depthwise && group_class(p) != GroupClass::Depthwise)
         return "groups: a depthwise kernel (c = k = groups), problem c = " + std::to_string(p.C) + ", k = " +
                std::to_string(p.K) + ", groups = " + std::to_string(p.G);
     // GPU kernels put rows x images (and staged copies their padded rows) on a grid dim that

@@ -69,8 +69,7 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
         // Enough blocks per launch (one launch per filter tap) to fill a large GPU: split_blocks
         // (528 = 4 x 132 multiprocessors) from the tiles one split has.
         const BwdWeightGpuParams g = params_of<BwdWeightGpuParams>(s);
-        const Family *f = find_family(k.family);
-        const int64_t tiles = gpu_weight_blocks_per_split(g, f ? f->groups : GroupClass::Any, Cg, p.K, p.R, p.S);
+        const int64_t tiles = gpu_weight_blocks_per_split(g, s.knobs.family->groups, Cg, p.K, p.R, p.S);
         want = std::min<int64_t>(g.max_splits, (std::max(1, g.split_blocks) + tiles - 1) / tiles);
     }
     return std::max<int64_t>(1, std::min({want, by_workspace, rows}));
@@ -84,10 +83,10 @@ bool flattens_pointwise_plane(const Selection &s, const ConvProblem &p) {
 }
 
 int channel_vector(const KernelInfo &k) {
-    const Selection s = select_as_built(k);
     if (k.device == Device::Host) return 1;
-    return k.dir == Direction::BwdData ? params_of<BwdDataGpuParams>(s).channel_vector()
-                                       : params_of<BwdWeightGpuParams>(s).channel_vector();
+    const KnobValues &kv = kernel_knobs(k);  // compile-time knobs: no launch override matters
+    return k.dir == Direction::BwdData ? to_params<BwdDataGpuParams>(kv).channel_vector()
+                                       : to_params<BwdWeightGpuParams>(kv).channel_vector();
 }
 
 int64_t gpu_grid_rows(const Selection &s, const Query &q) {
@@ -116,7 +115,7 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q) {
 
 int column_vector(const KernelInfo &k) {
     if (k.dir != Direction::BwdData || k.device == Device::Host) return 1;
-    return params_of<BwdDataGpuParams>(select_as_built(k)).column_vector();
+    return to_params<BwdDataGpuParams>(kernel_knobs(k)).column_vector();
 }
 
 int64_t weight_splits(const Selection &s, const ConvProblem &p) {

@@ -1,0 +1,13 @@
+# Sourced by the GPU machine's scripts (gpu_run.sh, gpu_suites.sh): unpacks the binaries carried in
+# .device/bin (xz, scripts/gpu_build.sh) into $bin, makes $out ($OUT), and puts the cuDNN of the
+# machine's PyTorch on LD_LIBRARY_PATH.
+bin=/tmp/convbwd-bin
+mkdir -p "$bin"
+for f in .device/bin/*.xz; do
+  python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' "$f" "$bin/$(basename "$f" .xz)"
+  chmod +x "$bin/$(basename "$f" .xz)"
+done
+out=${OUT:-/tmp/convbwd-gpu}
+mkdir -p "$out"
+cudnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), "lib"))' 2>/dev/null)
+export LD_LIBRARY_PATH="${cudnn:+$cudnn:}${LD_LIBRARY_PATH:-}"
