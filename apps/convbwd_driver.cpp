@@ -12,7 +12,7 @@
 
 #include "apps/driver/bench.h"
 #include "apps/driver/cli.h"
-#include "apps/driver/device.h"
+#include "common/device.h"
 #include "apps/driver/json.h"
 #include "common/npy.h"
 #include "common/shapes.h"
@@ -285,11 +285,9 @@ int main(int argc, char **argv) {
     Inputs inputs;
     if (!o.load_dir.empty() && !load_inputs(o, items[0].p, items[0].dirs, &inputs)) return 2;
 
-    std::unique_ptr<TargetDevice> dev;
-    if (o.target_enum != CONVBWD_TARGET_HOST) {
-        dev = open_target(o.target_enum, &err);
-        if (!dev) return usage_error("--target " + o.target + ": " + err);
-    }
+    GpuDevice *dev = nullptr;
+    if (o.target_enum != CONVBWD_TARGET_HOST && !(dev = gpu_device(device_of(o.target_enum), &err)))
+        return usage_error("--target " + o.target + ": no usable " + o.target + " device: " + err);
 
     int failures = 0, n = 0;
     std::vector<std::pair<std::string, HostTensor>> outputs;
@@ -300,7 +298,7 @@ int main(int argc, char **argv) {
         for (Direction d : {Direction::BwdData, Direction::BwdWeight}) {
             if (!(it.dirs & (d == Direction::BwdData ? 2 : 4))) continue;
             HostTensor result;
-            bool ok = run_one(it.p, d, o, dev.get(), o.load_dir.empty() ? nullptr : &inputs, it.line_no, &result);
+            bool ok = run_one(it.p, d, o, dev, o.load_dir.empty() ? nullptr : &inputs, it.line_no, &result);
             failures += !ok;
             if (!result.storage.empty()) outputs.emplace_back(d == Direction::BwdData ? "dx" : "dw", std::move(result));
         }

@@ -1,7 +1,7 @@
 // cuDNN as an independent GPU peer: the same problem, dtype, layout and data, run by cuDNN's
 // convolution backward functions (legacy API) on the CUDA device. Used as an oracle by GPU
 // tests and timed beside convbwd by the driver (--compare cudnn). The CUDA counterpart of
-// OnednnPeer; it works on device memory (DeviceBuffer handles, see common/device_memory.h).
+// OnednnPeer; it works on device memory (DeviceBuffer handles, see common/device.h).
 //
 // Math: f32 uses CUDNN_FMA_MATH (no TF32); f16 / bf16 use tensor cores where cuDNN's chosen
 // algorithm does; accumulation (compute type) is f32 everywhere. The algorithm is the fastest

@@ -1,5 +1,5 @@
-// Shared test machinery: problem sweeps and "run one kernel on one problem against the
-// reference" (fresh random small-integer inputs, NaN-poisoned output, every element checked).
+// Shared test machinery: problem sweeps, and "run one kernel on one problem against the
+// reference" through the harness the driver and the tuner use (common/harness.h).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -8,13 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "common/device.h"
+#include "common/harness.h"
 #include "common/reference.h"
 #include "common/shapes.h"
 #include "common/tensor.h"
 #include "common/verify.h"
-#if defined(CONVBWD_WITH_CUDA) || defined(CONVBWD_WITH_OPENCL)
-#include "common/device_memory.h"
-#endif
 #include "convbwd/convbwd.h"
 
 namespace convbwd::test {
@@ -96,131 +95,20 @@ inline std::vector<ConvProblem> conformance_problems() {
     return out;
 }
 
-struct RunResult {
-    convbwd_status status = CONVBWD_SUCCESS;
-    std::string error;
-    VerifyResult verify;
-};
-
-inline convbwd_target target_of(Device d) {
-    return d == Device::Host     ? CONVBWD_TARGET_HOST
-           : d == Device::OpenCL ? CONVBWD_TARGET_OPENCL
-           : d == Device::Cuda   ? CONVBWD_TARGET_CUDA
-                                 : CONVBWD_TARGET_AMDGPU;
-}
-
 // Whether tests can run kernels of device d here; *why says why not.
 inline bool device_usable(Device d, std::string *why) {
-    if (d == Device::Host) return true;
-#ifdef CONVBWD_WITH_DEVICE_MEMORY
-    if (d == Device::AmdGpu) return device_available(DeviceKind::Hip, why);
-#endif
-#if defined(CONVBWD_WITH_CUDA) || defined(CONVBWD_WITH_OPENCL)
-    if (d == Device::Cuda) return device_available(DeviceKind::Cuda, why);
-    if (d == Device::OpenCL) return device_available(DeviceKind::OpenCL, why);
-#endif
-    *why = std::string("no ") + to_string(d) + " device support in this test build";
-    return false;
+    return d == Device::Host || gpu_device(d, why) != nullptr;
 }
-
-#ifdef CONVBWD_WITH_DEVICE_MEMORY
-// The device-memory kind of a GPU device (test/device_memory).
-inline DeviceKind device_kind(Device d) {
-    return d == Device::Cuda ? DeviceKind::Cuda : d == Device::OpenCL ? DeviceKind::OpenCL : DeviceKind::Hip;
-}
-#endif
 
 // Runs `kernel` (or the dispatcher when empty) on p with fresh random inputs and compares with
-// the reference. The output is poisoned with NaN first; beta = 0 must not read it. On a GPU
-// device the tensors and the workspace live in device memory and the call runs on its queue.
+// the reference, through the one harness (common/harness.h): output poisoned with NaN first,
+// beta = 0 must not read it; on a GPU device the tensors and the workspace live in device
+// memory and the call runs on its queue.
 inline RunResult run_against_reference(ConvProblem p, Direction dir, const std::string &kernel, std::mt19937 &rng,
                                        float alpha = 1.0f, float beta = 0.0f, Device device = Device::Host) {
-    RunResult rr;
-    convbwd_problem cp = to_c(p);
-    convbwd_exec exec{};
-    exec.kernel = kernel.empty() ? nullptr : kernel.c_str();
-    exec.target = target_of(device);
-    HostTensor a, b, out;
-    if (dir == Direction::BwdData) {
-        a = HostTensor(dy_dims(p), p.dtype, p.layout);
-        b = HostTensor(w_dims(p), p.dtype, p.layout);
-        out = HostTensor(x_dims(p), p.dtype, p.layout);
-    } else {
-        a = HostTensor(x_dims(p), p.dtype, p.layout);
-        b = HostTensor(dy_dims(p), p.dtype, p.layout);
-        out = HostTensor(w_dims(p), p.dtype, p.layout);
-    }
-    // Fresh random inputs; drawn again (a few times) if the reference would be all zeros, which
-    // tiny problems hit by chance and which would hide an unwritten output.
-    std::vector<double> ref;
-    for (int attempt = 0; attempt < 8; attempt++) {
-        a.fill_random_ints(rng);
-        b.fill_random_ints(rng);
-        ref = dir == Direction::BwdData ? ref_bwd_data(p, a.to_logical(), b.to_logical())
-                                        : ref_bwd_weight(p, a.to_logical(), b.to_logical());
-        if (std::any_of(ref.begin(), ref.end(), [](double v) { return v != 0; })) break;
-    }
-    std::vector<float> prev;
-    if (beta == 0.0f) {
-        out.fill_nan();
-    } else {
-        out.fill_random_ints(rng);
-        prev = out.to_logical();
-    }
-    // The exec names the kernel, so the caller provides the workspace, as a framework would.
-    size_t ws_bytes = 0;
-    convbwd_direction cd = dir == Direction::BwdData ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT;
-    if (convbwd_workspace_size(&cp, cd, to_c(p.dtype), to_c(p.layout), &exec, &ws_bytes) != CONVBWD_SUCCESS) {
-        rr.status = CONVBWD_NO_KERNEL;
-        rr.error = convbwd_last_error();
-        return rr;
-    }
-    std::vector<float> ws(ws_bytes / sizeof(float) + 1);
-    exec.workspace = ws.data();
-    exec.workspace_bytes = ws_bytes;
-    convbwd_tensor ta = a.desc(), tb = b.desc(), to = out.desc();
-    auto call = [&] {
-        return dir == Direction::BwdData ? convbwd_bwd_data(&cp, &ta, &tb, &to, alpha, beta, &exec)
-                                         : convbwd_bwd_weight(&cp, &ta, &tb, &to, alpha, beta, &exec);
-    };
-    if (device == Device::Host) {
-        rr.status = call();
-    } else {
-#ifdef CONVBWD_WITH_DEVICE_MEMORY
-        const DeviceKind kind = device_kind(device);
-        std::string err;
-        auto da = DeviceBuffer::create(kind, a.storage.size(), &err), db = DeviceBuffer::create(kind, b.storage.size(), &err),
-             dout = DeviceBuffer::create(kind, out.storage.size(), &err), dws = DeviceBuffer::create(kind, ws_bytes, &err);
-        if (!da || !db || !dout || !dws || !da->upload(a.storage.data(), a.storage.size()) ||
-            !db->upload(b.storage.data(), b.storage.size()) || !dout->upload(out.storage.data(), out.storage.size())) {
-            rr.status = CONVBWD_DEVICE_ERROR;
-            rr.error = "device buffers: " + err;
-            return rr;
-        }
-        ta.data = da->handle(), tb.data = db->handle(), to.data = dout->handle();
-        exec.workspace = dws->handle();
-        if (device == Device::OpenCL) exec.stream = opencl_queue();
-        rr.status = call();
-        if (rr.status == CONVBWD_SUCCESS && (!device_synchronize(kind, &err) || !dout->download(out.storage.data(), out.storage.size()))) {
-            rr.status = CONVBWD_DEVICE_ERROR;
-            rr.error = "after the call: " + err + dout->last_error();
-            return rr;
-        }
-#else
-        rr.status = CONVBWD_NOT_SUPPORTED;
-        rr.error = "no device support in this test build";
-        return rr;
-#endif
-    }
-    if (rr.status != CONVBWD_SUCCESS) {
-        rr.error = convbwd_last_error();
-        return rr;
-    }
-    for (size_t i = 0; i < ref.size(); i++) ref[i] = alpha * ref[i] + (beta != 0.0f ? beta * prev[i] : 0.0);
-    int64_t n_acc = dir == Direction::BwdData ? (int64_t)p.K / p.G * p.R * p.S : (int64_t)p.N * p.P * p.Q;
-    bool exact = alpha == 1.0f && beta == 0.0f;  // small integers: every partial sum is exact in f32
-    rr.verify = verify_output(out, ref, n_acc, exact);
-    return rr;
+    RunSpec s;
+    s.p = p, s.dir = dir, s.kernel = kernel, s.alpha = alpha, s.beta = beta, s.device = device;
+    return run_case(s, rng);
 }
 
 }  // namespace convbwd::test

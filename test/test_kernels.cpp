@@ -240,24 +240,20 @@ TEST_CASE("flat backward-data kernels on padded strides") {
                 if (device == Device::Host) {
                     st = convbwd_bwd_data(&cp, &tdy, &tw, &tdx, 1.0f, beta, &exec);
                 } else {
-#ifdef CONVBWD_WITH_DEVICE_MEMORY
-                    const DeviceKind kind = device_kind(device);
                     std::string err;
+                    GpuDevice *dev = gpu_device(device, &err);
+                    REQUIRE_MESSAGE(dev, err);
                     const size_t ybytes = dy.storage.size() * 4, xbytes = dx.storage.size() * 4;
-                    auto ddy = DeviceBuffer::create(kind, ybytes, &err), ddx = DeviceBuffer::create(kind, xbytes, &err),
-                         dw = DeviceBuffer::create(kind, w.storage.size(), &err);
+                    auto ddy = dev->alloc(ybytes, &err), ddx = dev->alloc(xbytes, &err), dw = dev->alloc(w.storage.size(), &err);
                     REQUIRE_MESSAGE((ddy && ddx && dw), err);
                     REQUIRE(ddy->upload(dy.storage.data(), ybytes));
                     REQUIRE(ddx->upload(dx.storage.data(), xbytes));
                     REQUIRE(dw->upload(w.storage.data(), w.storage.size()));
                     tdy.data = ddy->handle(), tdx.data = ddx->handle(), tw.data = dw->handle();
-                    if (device == Device::OpenCL) exec.stream = opencl_queue();
+                    exec.stream = dev->stream();
                     st = convbwd_bwd_data(&cp, &tdy, &tw, &tdx, 1.0f, beta, &exec);
-                    REQUIRE_MESSAGE((st != CONVBWD_SUCCESS || device_synchronize(kind, &err)), err);
+                    REQUIRE_MESSAGE((st != CONVBWD_SUCCESS || dev->sync(&err)), err);
                     REQUIRE(ddx->download(dx.storage.data(), xbytes));
-#else
-                    FAIL("no device memory support in this test build");
-#endif
                 }
                 REQUIRE_MESSAGE(st == CONVBWD_SUCCESS, convbwd_last_error());
                 std::vector<bool> logical(dx.storage.size(), false);

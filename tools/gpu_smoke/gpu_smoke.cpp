@@ -1,7 +1,7 @@
-// Standalone check of common/device_memory and common/cudnn_peer (not part of the CMake build;
+// Standalone check of common/device (the CUDA and OpenCL backends) and common/cudnn_peer (not part of the CMake build;
 // see README.md here for the build line).
 //   OpenCL: buffers of several sizes: upload, download, compare bytes; fill; partial copies;
-//           error paths; the process-wide queue and context; DeviceTimer.
+//           error paths; the process-wide queue and context; the device timer.
 //   CUDA:   the same round trips, then CudnnPeer on small problems (both directions, f32 / f16 /
 //           bf16, NCHW / NHWC, strides, dilation, groups, depthwise) checked against the naive
 //           reference of common/reference.h; refusals of inexpressible padding.
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "common/device_memory.h"
+#include "common/device.h"
 #include "common/reference.h"
 #include "common/tensor.h"
 #ifdef CONVBWD_WITH_CUDA
@@ -43,12 +43,12 @@ static void check(bool cond, const std::string &what) {
 }
 
 // Upload / download / fill / partial copies / errors on one backend.
-[[maybe_unused]] static void buffer_checks(DeviceKind kind) {
+[[maybe_unused]] static void buffer_checks(GpuDevice *dev) {
     std::mt19937 rng(1234);
     const size_t sizes[] = {0, 1, 3, 4096, (1u << 20) + 7, 16u << 20};
     for (size_t n : sizes) {
         std::string err;
-        auto buf = DeviceBuffer::create(kind, n, &err);
+        auto buf = dev->alloc(n, &err);
         check(buf != nullptr, "create(" + std::to_string(n) + "): " + err);
         if (!buf) continue;
         check(buf->size() == n && buf->handle() != nullptr, "size / handle of a " + std::to_string(n) + "-byte buffer");
@@ -75,40 +75,38 @@ static void check(bool cond, const std::string &what) {
         check(!buf->download(big.data(), n + 1) && !buf->last_error().empty(), "oversized download refused");
     }
     std::string err;
-    auto huge = DeviceBuffer::create(kind, (size_t)1 << 62, &err);
+    auto huge = dev->alloc((size_t)1 << 62, &err);
     check(huge == nullptr && !err.empty(), "a 4 EiB allocation fails with a message");
     std::printf("  4 EiB allocation: %s\n", err.c_str());
 
-    // DeviceTimer around a 64 MiB upload.
-    auto buf = DeviceBuffer::create(kind, 64u << 20, &err);
+    // The device timer around a 64 MiB upload.
+    auto buf = dev->alloc(64u << 20, &err);
     check(buf != nullptr, "create 64 MiB: " + err);
     if (buf) {
         std::vector<unsigned char> src(64u << 20, 7);
-        DeviceTimer t(kind);
-        t.start();
-        check(buf->upload(src.data(), src.size()), "64 MiB upload: " + buf->last_error());
-        double ms = t.stop_ms();
-        check(ms >= 0, "DeviceTimer: " + t.error());
-        std::printf("  DeviceTimer: 64 MiB upload took %.3f ms\n", ms);
+        double ms = -1;
+        check(dev->time([&] { return buf->upload(src.data(), src.size()); }, &ms, &err), "timed 64 MiB upload: " + err);
+        std::printf("  device timer: 64 MiB upload took %.3f ms\n", ms);
     }
-    check(device_synchronize(kind, &err), "device_synchronize: " + err);
+    check(dev->sync(&err), "sync: " + err);
 }
 
 #ifdef CONVBWD_WITH_OPENCL
 static void opencl_checks() {
     std::printf("== OpenCL\n");
     std::string why;
-    if (!device_available(DeviceKind::OpenCL, &why)) {
+    GpuDevice *dev = gpu_device(Device::OpenCL, &why);
+    if (!dev) {
         std::printf("  SKIP: %s\n", why.c_str());
         return;
     }
-    std::printf("  device: %s\n", device_name(DeviceKind::OpenCL).c_str());
-    // Like device_memory.cpp, this program opens libOpenCL.so.1 at run time (no -lOpenCL).
+    std::printf("  device: %s\n", dev->name().c_str());
+    // Like common/device_opencl.cpp, this program opens libOpenCL.so.1 at run time (no -lOpenCL).
     void *lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
     auto clGetCommandQueueInfo = lib ? (decltype(&::clGetCommandQueueInfo))dlsym(lib, "clGetCommandQueueInfo") : nullptr;
     auto clGetMemObjectInfo = lib ? (decltype(&::clGetMemObjectInfo))dlsym(lib, "clGetMemObjectInfo") : nullptr;
     if (!clGetCommandQueueInfo || !clGetMemObjectInfo) {
-        check(false, "libOpenCL.so.1 loaded by device_memory but not here");
+        check(false, "libOpenCL.so.1 loaded by common/device but not here");
         return;
     }
     void *q = opencl_queue(), *ctx = opencl_context();
@@ -119,10 +117,10 @@ static void opencl_checks() {
           "the queue belongs to the context (what the library derives from exec.stream)");
     check(opencl_queue() == q, "one queue per process");
     int before = g_failures;
-    buffer_checks(DeviceKind::OpenCL);
+    buffer_checks(dev);
     // A buffer's cl_mem is a real memory object of the context.
     std::string err;
-    auto b = DeviceBuffer::create(DeviceKind::OpenCL, 100, &err);
+    auto b = dev->alloc(100, &err);
     size_t sz = 0;
     cl_context mctx = nullptr;
     check(b && clGetMemObjectInfo((cl_mem)b->handle(), CL_MEM_SIZE, sizeof(sz), &sz, nullptr) == CL_SUCCESS &&
@@ -171,9 +169,9 @@ static void cudnn_case(const Case &c, Direction dir, DType t, Layout l, std::mt1
     else a.fill_random_ints(rng), b.fill_random_ints(rng);
     out.fill_nan();
     std::string err;
-    auto da = DeviceBuffer::create(DeviceKind::Cuda, a.storage.size(), &err);
-    auto db = DeviceBuffer::create(DeviceKind::Cuda, b.storage.size(), &err);
-    auto dout = DeviceBuffer::create(DeviceKind::Cuda, out.storage.size(), &err);
+    auto da = gpu_device(Device::Cuda)->alloc(a.storage.size(), &err);
+    auto db = gpu_device(Device::Cuda)->alloc(b.storage.size(), &err);
+    auto dout = gpu_device(Device::Cuda)->alloc(out.storage.size(), &err);
     if (!da || !db || !dout) {
         check(false, std::string(label) + ": " + err);
         return;
@@ -183,7 +181,7 @@ static void cudnn_case(const Case &c, Direction dir, DType t, Layout l, std::mt1
     check(io, std::string(label) + ": upload");
     bool ran = peer.run(da->handle(), db->handle(), dout->handle());
     check(ran, std::string(label) + ": run: " + peer.why());
-    check(device_synchronize(DeviceKind::Cuda, &err), std::string(label) + ": " + err);
+    check(gpu_device(Device::Cuda)->sync(&err), std::string(label) + ": " + err);
     check(dout->download(out.storage.data(), out.storage.size()), std::string(label) + ": download");
     if (!ran) return;
 
@@ -206,18 +204,18 @@ static void cudnn_case(const Case &c, Direction dir, DType t, Layout l, std::mt1
     // Timing: median of 5 runs after a warm-up.
     peer.run(da->handle(), db->handle(), dout->handle());
     std::vector<double> ts;
-    DeviceTimer timer(DeviceKind::Cuda);
+    std::string terr;
     for (int i = 0; i < 5; i++) {
-        timer.start();
-        peer.run(da->handle(), db->handle(), dout->handle());
-        ts.push_back(timer.stop_ms());
+        double ms = -1;
+        gpu_device(Device::Cuda)->time([&] { return peer.run(da->handle(), db->handle(), dout->handle()); }, &ms, &terr);
+        ts.push_back(ms);
     }
     std::sort(ts.begin(), ts.end());
     std::printf("  %s %s  %-38s ws %9zu B  %.4f ms  max_err %.3g (tol %.3g)\n", bad ? "BAD" : "ok ", label,
                 peer.algo_name().c_str(), peer.workspace_bytes(), ts[2], max_err, tol);
     check(bad == 0, std::string(label) + ": " + std::to_string(bad) + " of " + std::to_string(got.size()) +
                         " elements wrong");
-    check(ts[2] >= 0, std::string(label) + ": DeviceTimer: " + timer.error());
+    check(ts[0] >= 0, std::string(label) + ": device timer: " + terr);
 }
 
 static void cuda_checks(bool quick) {
@@ -232,7 +230,8 @@ static void cuda_checks(bool quick) {
         std::printf("  asymmetric pad_top 1 / pad_bottom 2 on H 10, stride 2: refused: %s\n", peer.why().c_str());
     }
     std::string why;
-    if (!device_available(DeviceKind::Cuda, &why)) {
+    GpuDevice *dev = gpu_device(Device::Cuda, &why);
+    if (!dev) {
         std::printf("  SKIP: %s\n", why.c_str());
         ConvProblem p = make(1, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1);
         CudnnPeer peer(p, Direction::BwdWeight);
@@ -240,9 +239,9 @@ static void cuda_checks(bool quick) {
         std::printf("  CudnnPeer without a device: ok()=%d why: %s\n", (int)peer.ok(), peer.why().c_str());
         return;
     }
-    std::printf("  device: %s\n", device_name(DeviceKind::Cuda).c_str());
+    std::printf("  device: %s\n", dev->name().c_str());
     int before = g_failures;
-    buffer_checks(DeviceKind::Cuda);
+    buffer_checks(dev);
 
     std::vector<Case> cases = {
         {"3x3_s1_p1", make(2, 8, 9, 10, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1)},
@@ -278,16 +277,16 @@ static void cuda_checks(bool quick) {
         check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess, "cudaStreamCreate");
         peer.set_stream(s);
         std::string err;
-        auto a = DeviceBuffer::create(DeviceKind::Cuda, (size_t)p.N * p.K * p.P * p.Q * 4, &err);
-        auto b = DeviceBuffer::create(DeviceKind::Cuda, (size_t)p.K * p.C * p.R * p.S * 4, &err);
-        auto o = DeviceBuffer::create(DeviceKind::Cuda, (size_t)p.N * p.C * p.H * p.W * 4, &err);
+        auto a = gpu_device(Device::Cuda)->alloc((size_t)p.N * p.K * p.P * p.Q * 4, &err);
+        auto b = gpu_device(Device::Cuda)->alloc((size_t)p.K * p.C * p.R * p.S * 4, &err);
+        auto o = gpu_device(Device::Cuda)->alloc((size_t)p.N * p.C * p.H * p.W * 4, &err);
         check(a && b && o && a->fill_bytes(0) && b->fill_bytes(0), "stream case buffers: " + err);
         if (a && b && o) {
-            DeviceTimer t(DeviceKind::Cuda, s);
-            t.start();
-            check(peer.ok() && peer.run(a->handle(), b->handle(), o->handle()), "run on a stream: " + peer.why());
-            double ms = t.stop_ms();
-            check(ms >= 0 && cudaStreamSynchronize(s) == cudaSuccess, "timer on a stream: " + t.error());
+            double ms = -1;
+            std::string terr;
+            bool ran = dev->time([&] { return peer.ok() && peer.run(a->handle(), b->handle(), o->handle()); }, &ms, &terr, s);
+            check(ran, "run on a stream: " + peer.why() + terr);
+            check(ms >= 0 && cudaStreamSynchronize(s) == cudaSuccess, "timer on a stream: " + terr);
             std::printf("  run on a non-blocking stream: %.4f ms\n", ms);
         }
         cudaStreamDestroy(s);

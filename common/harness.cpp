@@ -1,0 +1,352 @@
+// The one harness (common/harness.h): operands, the call, verification, timing and the peers.
+#include "common/harness.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+
+#include "common/reference.h"
+#ifdef CONVBWD_WITH_ONEDNN
+#include "common/onednn_peer.h"
+#endif
+#ifdef CONVBWD_WITH_CUDA
+#include "common/cudnn_peer.h"
+#endif
+
+namespace convbwd {
+
+namespace {
+
+// Operands smaller than this (all three tensors of one call) rotate among kCacheSets copies
+// while timing, so that repeated calls do not just measure a warm cache.
+constexpr size_t kCacheBytes = 32u << 20;
+constexpr int kCacheSets = 3;
+
+double now_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return NAN;
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+convbwd_direction c_dir(Direction d) { return d == Direction::BwdData ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT; }
+
+// warmup + iters calls of run(set) rotating among the sets; the median time. A call's time is
+// the device's measurement on a GPU, the host clock on the host, or own() when that is a number
+// (a peer that times itself). NaN with *error when a call failed.
+double time_calls(const RunSpec &s, GpuDevice *dev, std::vector<Operands> &sets,
+                  const std::function<bool(Operands &, std::string *)> &run, const std::function<double()> &own,
+                  std::string *error) {
+    const int n = (int)sets.size();
+    for (int i = 0; i < s.warmup; i++)
+        if (!run(sets[i % n], error) || (dev && !dev->sync(error))) return NAN;
+    std::vector<double> ts;
+    for (int i = 0; i < s.iters; i++) {
+        Operands &o = sets[i % n];
+        double ms = 0;
+        const double t0 = now_ms();
+        bool ok = dev ? dev->time([&] { return run(o, error); }, &ms, error, dev->stream()) : run(o, error);
+        if (!ok) return NAN;
+        const double mine = own();
+        ts.push_back(mine == mine ? mine : dev ? ms : now_ms() - t0);
+    }
+    return median(ts);
+}
+
+// ---- peers --------------------------------------------------------------------------------
+
+// convbwd's scatter-then-convolve baseline: a kernel of a scatter family (never dispatched) of
+// the case's dtype, layout and target, with its own output and workspace.
+class ScatterPeer final : public Peer {
+public:
+    static std::unique_ptr<Peer> make(const RunSpec &s, GpuDevice *dev, const HostTensor &out_like, std::string *why) {
+        if (s.dir != Direction::BwdData) return *why = "scatter baseline: backward-data only", nullptr;
+        auto peer = std::unique_ptr<ScatterPeer>(new ScatterPeer(s, dev, out_like));
+        for (int i = 0; i < convbwd_kernel_count(); i++) {
+            convbwd_kernel_desc d;
+            if (convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS && std::strstr(d.family, "_scatter_") &&
+                d.dtype == to_c(s.p.dtype) && d.layout == to_c(s.p.layout) && d.target == target_of(s.device)) {
+                peer->kernel_ = d.name;
+                break;
+            }
+        }
+        if (peer->kernel_.empty()) return *why = "scatter baseline: none built for this dtype, layout and target", nullptr;
+        peer->exec_.kernel = peer->kernel_.c_str();
+        peer->exec_.target = target_of(s.device);
+        peer->exec_.stream = dev ? dev->stream() : nullptr;
+        size_t ws = 0;
+        if (convbwd_workspace_size(&peer->cp_, CONVBWD_BWD_DATA, to_c(s.p.dtype), to_c(s.p.layout), &peer->exec_, &ws) !=
+            CONVBWD_SUCCESS)
+            return *why = "scatter baseline " + peer->kernel_ + ": " + convbwd_last_error(), nullptr;
+        std::string err;
+        if (dev) {
+            if (!(peer->dout_ = dev->alloc(out_like.storage.size(), &err)) || !(peer->dws_ = dev->alloc(ws, &err)))
+                return *why = "scatter baseline: device memory: " + err, nullptr;
+            peer->tout_.data = peer->dout_->handle();
+            peer->exec_.workspace = peer->dws_->handle();
+        } else {
+            peer->host_ws_.resize(ws);
+            peer->exec_.workspace = peer->host_ws_.data();
+        }
+        peer->exec_.workspace_bytes = ws;
+        return peer;
+    }
+    bool run(Operands &o, std::string *error) override {
+        if (convbwd_bwd_data(&cp_, &o.ta, &o.tb, &tout_, 1.0f, 0.0f, &exec_) == CONVBWD_SUCCESS) return true;
+        return *error = convbwd_last_error(), false;
+    }
+    bool output(HostTensor *out, std::string *error) override {
+        if (dout_ && !dout_->download(out_.storage.data(), out_.storage.size(), error)) return false;
+        return *out = out_, true;
+    }
+    std::string detail() const override { return kernel_; }
+
+private:
+    ScatterPeer(const RunSpec &s, GpuDevice *dev, const HostTensor &out_like) : cp_(to_c(s.p)), out_(out_like) {
+        (void)dev;
+        out_.fill_nan();
+        tout_ = out_.desc();
+    }
+    convbwd_problem cp_;
+    convbwd_exec exec_{};
+    std::string kernel_;
+    HostTensor out_;
+    convbwd_tensor tout_{};
+    std::unique_ptr<DeviceBuffer> dout_, dws_;
+    std::vector<uint8_t> host_ws_;
+};
+
+#ifdef CONVBWD_WITH_ONEDNN
+// oneDNN on the host: the same host tensors; the primitive alone is timed.
+class OnednnHarnessPeer final : public Peer {
+public:
+    OnednnHarnessPeer(const RunSpec &s, const HostTensor &out_like) : peer_(s.p, s.dir), out_(out_like) { out_.fill_nan(); }
+    bool ok(std::string *why) const {
+        if (!peer_.ok()) *why = "onednn refused: " + peer_.why();
+        return peer_.ok();
+    }
+    bool run(Operands &o, std::string *error) override {
+        if (peer_.run(o.a, o.b, out_)) return true;
+        return *error = "the primitive failed", false;
+    }
+    bool output(HostTensor *out, std::string *) override { return *out = out_, true; }
+    double own_ms() const override { return peer_.primitive_ms(); }
+
+private:
+    OnednnPeer peer_;
+    HostTensor out_;
+};
+#endif
+
+#ifdef CONVBWD_WITH_CUDA
+// cuDNN on the CUDA device: the same device buffers, its own output.
+class CudnnHarnessPeer final : public Peer {
+public:
+    CudnnHarnessPeer(const RunSpec &s, GpuDevice *dev) : peer_(s.p, s.dir), dev_(dev) {
+        if (dev) peer_.set_stream(dev->stream());
+    }
+    bool init(const HostTensor &out_like, std::string *why) {
+        if (!peer_.ok()) return *why = "cudnn refused: " + peer_.why(), false;
+        out_ = out_like;
+        out_.fill_nan();
+        std::string err;
+        if (!(dout_ = dev_->alloc(out_.storage.size(), &err)) || !dout_->upload(out_.storage.data(), out_.storage.size(), &err))
+            return *why = "cudnn: device memory: " + err, false;
+        return true;
+    }
+    bool run(Operands &o, std::string *error) override {
+        if (peer_.run(o.da->handle(), o.db->handle(), dout_->handle())) return true;
+        return *error = peer_.why(), false;
+    }
+    bool output(HostTensor *out, std::string *error) override {
+        if (!dout_->download(out_.storage.data(), out_.storage.size(), error)) return false;
+        return *out = out_, true;
+    }
+    std::string detail() const override { return peer_.algo_name(); }
+
+private:
+    CudnnPeer peer_;
+    GpuDevice *dev_;
+    HostTensor out_;
+    std::unique_ptr<DeviceBuffer> dout_;
+};
+#endif
+
+}  // namespace
+
+std::unique_ptr<Peer> make_peer(const std::string &name, const RunSpec &s, GpuDevice *dev, const HostTensor &out_like,
+                                std::string *why) {
+    if (name == "scatter") return ScatterPeer::make(s, dev, out_like, why);
+    if (name == "onednn") {
+#ifdef CONVBWD_WITH_ONEDNN
+        if (s.device != Device::Host) return *why = "onednn compares with the host target only", nullptr;
+        auto peer = std::make_unique<OnednnHarnessPeer>(s, out_like);
+        if (!peer->ok(why)) return nullptr;
+        return peer;
+#else
+        return *why = "this build has no oneDNN (configure with -DCONVBWD_WITH_ONEDNN=ON)", nullptr;
+#endif
+    }
+    if (name == "cudnn") {
+#ifdef CONVBWD_WITH_CUDA
+        if (s.device != Device::Cuda || !dev) return *why = "cudnn compares with the cuda target only", nullptr;
+        auto peer = std::make_unique<CudnnHarnessPeer>(s, dev);
+        if (!peer->init(out_like, why)) return nullptr;
+        return peer;
+#else
+        return *why = "this build has no CUDA (CONVBWD_TARGETS without cuda)", nullptr;
+#endif
+    }
+    return *why = "unknown peer '" + name + "' (onednn, cudnn, scatter)", nullptr;
+}
+
+RunResult run_case(const RunSpec &s, std::mt19937 &rng) {
+    RunResult r;
+    const ConvProblem &p = s.p;
+    const bool bwd_data = s.dir == Direction::BwdData;
+    auto fail = [&](convbwd_status st, const std::string &why) {
+        r.status = st;
+        r.error = why;
+        return r;
+    };
+
+    // The device first: a GPU case without one fails before anything is allocated.
+    GpuDevice *dev = nullptr;
+    if (s.device != Device::Host) {
+        std::string why;
+        if (!(dev = gpu_device(s.device, &why)))
+            return fail(CONVBWD_NOT_SUPPORTED, std::string("no usable ") + to_string(s.device) + " device: " + why);
+    }
+
+    // Selection and workspace, as a framework would ask (this validates the problem too).
+    const convbwd_problem cp = to_c(p);
+    convbwd_exec exec{};
+    exec.target = target_of(s.device);
+    exec.kernel = s.kernel.empty() ? nullptr : s.kernel.c_str();
+    exec.stream = dev ? dev->stream() : nullptr;
+    const char *kname = nullptr;
+    if (convbwd_select_kernel(&cp, c_dir(s.dir), to_c(p.dtype), to_c(p.layout), &exec, &kname) != CONVBWD_SUCCESS ||
+        convbwd_workspace_size(&cp, c_dir(s.dir), to_c(p.dtype), to_c(p.layout), &exec, &r.workspace_bytes) !=
+            CONVBWD_SUCCESS)
+        return fail(CONVBWD_NO_KERNEL, convbwd_last_error());
+    r.kernel = kname ? kname : "";
+
+    // Set 0: the inputs (supplied, or random small integers), the output poisoned (beta = 0) or
+    // random (beta != 0, its old value enters the reference).
+    const auto a_dims = bwd_data ? dy_dims(p) : x_dims(p), b_dims = bwd_data ? w_dims(p) : dy_dims(p);
+    const auto out_dims = bwd_data ? x_dims(p) : w_dims(p);
+    const bool supplied = s.a && s.b;
+    r.a = supplied ? *s.a : HostTensor(a_dims, p.dtype, p.layout);
+    r.b = supplied ? *s.b : HostTensor(b_dims, p.dtype, p.layout);
+    std::vector<double> ref;
+    for (int attempt = 0; attempt < 8; attempt++) {
+        if (!supplied) r.a.fill_random_ints(rng), r.b.fill_random_ints(rng);
+        if (!s.verify) break;
+        ref = bwd_data ? ref_bwd_data(p, r.a.to_logical(), r.b.to_logical()) : ref_bwd_weight(p, r.a.to_logical(), r.b.to_logical());
+        if (supplied || std::any_of(ref.begin(), ref.end(), [](double v) { return v != 0; })) break;
+    }
+    r.out = HostTensor(out_dims, p.dtype, p.layout);
+    std::vector<float> prev;
+    if (s.beta == 0.0f) {
+        r.out.fill_nan();
+    } else {
+        r.out.fill_random_ints(rng);
+        prev = r.out.to_logical();
+    }
+
+    // Buffer sets, and their device copies.
+    std::vector<Operands> sets(1);
+    const size_t set_bytes = r.a.storage.size() + r.b.storage.size() + r.out.storage.size();
+    const int nsets = s.time && set_bytes < kCacheBytes ? kCacheSets : 1;
+    sets.resize(nsets);
+    std::string err;
+    for (Operands &o : sets) {
+        o.a = r.a, o.b = r.b, o.out = r.out;
+        o.ta = o.a.desc(), o.tb = o.b.desc(), o.tout = o.out.desc();
+        if (!dev) continue;
+        auto copy = [&](const HostTensor &t, std::unique_ptr<DeviceBuffer> *d) {
+            return (*d = dev->alloc(t.storage.size(), &err)) && (*d)->upload(t.storage.data(), t.storage.size(), &err);
+        };
+        if (!copy(o.a, &o.da) || !copy(o.b, &o.db) || !copy(o.out, &o.dout))
+            return fail(CONVBWD_DEVICE_ERROR, "device memory: " + err);
+        o.ta.data = o.da->handle(), o.tb.data = o.db->handle(), o.tout.data = o.dout->handle();
+    }
+    r.buffer_sets = nsets;
+    std::vector<uint8_t> host_ws(dev ? 0 : r.workspace_bytes);
+    std::unique_ptr<DeviceBuffer> dev_ws;
+    if (dev && !(dev_ws = dev->alloc(r.workspace_bytes, &err))) return fail(CONVBWD_DEVICE_ERROR, "device memory: " + err);
+    exec.workspace = dev_ws ? dev_ws->handle() : r.workspace_bytes ? host_ws.data() : nullptr;
+    exec.workspace_bytes = r.workspace_bytes;
+
+    convbwd_status last = CONVBWD_SUCCESS;
+    auto call = [&](Operands &o, std::string *error) {
+        convbwd_status st = last = bwd_data ? convbwd_bwd_data(&cp, &o.ta, &o.tb, &o.tout, s.alpha, s.beta, &exec)
+                                     : convbwd_bwd_weight(&cp, &o.ta, &o.tb, &o.tout, s.alpha, s.beta, &exec);
+        if (st != CONVBWD_SUCCESS) *error = convbwd_last_error();
+        return st == CONVBWD_SUCCESS;
+    };
+
+    // The first call, on set 0: its output is the one verified (and returned).
+    if (!call(sets[0], &err)) return fail(last, err);
+    if (dev && (!dev->sync(&err) || !sets[0].dout->download(sets[0].out.storage.data(), sets[0].out.storage.size(), &err)))
+        return fail(CONVBWD_DEVICE_ERROR, "after the call: " + err);
+    r.out = sets[0].out;
+
+    const int64_t n_acc = accumulation_length(p, s.dir);
+    r.exact = !supplied && s.alpha == 1.0f && s.beta == 0.0f;
+    if (s.verify) {
+        for (size_t i = 0; i < ref.size(); i++) ref[i] = s.alpha * ref[i] + (s.beta != 0.0f ? s.beta * prev[i] : 0.0);
+        r.verify = verify_output(r.out, ref, n_acc, r.exact);
+    }
+
+    if (s.time) {
+        r.time_ms = time_calls(s, dev, sets, call, [] { return NAN; }, &err);
+        if (r.time_ms != r.time_ms) return fail(CONVBWD_DEVICE_ERROR, "timed run: " + err);
+    }
+
+    // The peer: same operand sets, its own poisoned output, verified the same way.
+    if (!s.peer.empty()) {
+        r.peer.name = s.peer;
+        std::string why;
+        std::unique_ptr<Peer> peer = s.alpha == 1.0f && s.beta == 0.0f
+                                         ? make_peer(s.peer, s, dev, r.out, &why)
+                                         : (why = "peers run alpha = 1, beta = 0 only", nullptr);
+        HostTensor pout;
+        if (!peer) {
+            r.peer.note = why;
+        } else if (!peer->run(sets[0], &err) || (dev && !dev->sync(&err)) || !peer->output(&pout, &err)) {
+            r.peer.note = s.peer + " run failed: " + err;
+            r.peer.verified = 0;
+        } else {
+            VerifyResult pv;
+            if (s.verify) {
+                pv = verify_output(pout, ref, n_acc, r.exact);
+                r.peer.note = pv.ok ? "verified" : std::to_string(pv.mismatches) + " mismatches, first " + pv.first_bad;
+            } else {  // no reference: agreement with convbwd within the tolerance of the dtype
+                std::vector<double> mine(r.out.size());
+                const std::vector<float> got = r.out.to_logical();
+                for (size_t i = 0; i < mine.size(); i++) mine[i] = got[i];
+                pv = verify_output(pout, mine, n_acc, false);
+                r.peer.note = pv.ok ? "agrees with convbwd"
+                                    : std::to_string(pv.mismatches) + " differ from convbwd, first " + pv.first_bad;
+            }
+            r.peer.verified = pv.ok;
+            if (const std::string d = peer->detail(); !d.empty()) r.peer.note += " (" + d + ")";
+            if (s.time) {
+                Peer *pp = peer.get();
+                r.peer.time_ms = time_calls(
+                    s, dev, sets, [&](Operands &o, std::string *e) { return pp->run(o, e); },
+                    [&] { return pp->own_ms(); }, &err);
+                if (r.peer.time_ms != r.peer.time_ms) r.peer.note += "; timed run failed: " + err;
+            }
+        }
+    }
+    return r;
+}
+
+}  // namespace convbwd
