@@ -124,30 +124,68 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     const int V = p.vec, TC = p.vec * p.tile_c, TK = p.tile_k;
     Var cgo("cgo"), cgi("cgi"), cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki");
 
+    // Stage 2: vectors along the channels, dw's innermost dimension in NHWC (KYXC); NCHW's
+    // (KCYX) innermost is the filter column, so its vectors store with a stride.
     g.out.compute_root();
-    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) { s.parallel(g.k); });
-    g.dw.compute_at(g.out, g.k);
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+        s.reorder(g.cg, g.s, g.r, g.k).vectorize(g.cg, V, TailStrategy::GuardWithIf).parallel(g.k);
+    });
+    g.dw.compute_at(g.out, g.k).reorder(g.cg, g.s, g.r, g.k).vectorize(g.cg, V, TailStrategy::GuardWithIf);
+    g.dw.update().reorder(g.cg, g.s, g.r, g.rsp, g.k).vectorize(g.cg, V, TailStrategy::GuardWithIf);
 
-    // A pipeline output: stage 1, one task per split; the copy from partial runs in the
-    // workspace's storage order.
-    g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp).parallel(g.sp);
-    g.partial.compute_at(g.ws, g.sp).reorder_storage(g.cg, g.k, g.s, g.r, g.sp);
+    // A pipeline output: stage 1, tasks of k tiles within each split, run in parallel
+    // (splits too). partial covers one task's k range, so its zeroing, its update and its copy to
+    // the workspace stay in cache; each task stages x's rows itself.
+    // At most 4 tasks per split (each stages all of x's rows it reads: more tasks, more copies).
+    Var kto("kto"), kti("kti");
+    Expr tiles_per_task = max(p.k_tasks, (a.K + 4 * TK - 1) / (4 * TK));
+    g.ws.split(g.k, kto, kti, TK * tiles_per_task, TailStrategy::GuardWithIf)
+        .reorder(g.s, g.cg, kti, g.r, kto, g.sp)
+        .parallel(kto)
+        .parallel(g.sp);
+    g.partial.compute_at(g.ws, kto).reorder_storage(g.cg, g.k, g.s, g.r, g.sp);
     g.partial.split(g.cg, cvo, cvi, V, TailStrategy::GuardWithIf).vectorize(cvi);
+    // One row's sum over its columns (rowsum, an rfactor of partial's update over the rows) is
+    // computed per register tile, so its tile_k x tile_c vectors of accumulators stay in
+    // registers while the row's columns stream past; partial then gains each tile once per row.
+    // (Accumulating into partial directly kept them in memory: a load and a store per FMA.)
+    // Rows summed per tile: enough for about 64 columns, so short rows (7x7, 14x14 layers) do
+    // not pay the tile's partial update every few FMAs.
+    Var row("row");
+    RVar rbo("rbo"), rbi("rbi");
+    Expr rows_per_tile = max(1, min(g.rows, 64 / max(1, a.Q)));
+    g.partial.update().split(g.rr.y, rbo, rbi, rows_per_tile, TailStrategy::GuardWithIf);
+    Func rowsum = g.partial.update().rfactor(rbo, row);
     Stage u = g.partial.update();
     u.split(g.cg, cgo, cgi, TC, TailStrategy::GuardWithIf)
         .split(cgi, cvo, cvi, V, TailStrategy::GuardWithIf)
         .split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
-        .reorder(cvi, cvo, ki, g.rr.x, g.s, g.r, cgo, ko, g.rr.y, g.sp)
+        .reorder(cvi, cvo, ki, g.s, g.r, cgo, ko, rbo, g.sp)
         .vectorize(cvi)
         .unroll(cvo)
         .unroll(ki);
-    if (layout == Layout::NCHW) {
-        // Stage the rows of x this output row touches with channels innermost, so the inner
-        // loop loads dense vectors of channels as in NHWC.
-        std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
-        g.x_f.compute_at(g.ws, g.sp).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
+    rowsum.compute_at(g.partial, g.s).bound_storage(g.cg, TC).bound_storage(g.k, TK);  // constant: registers
+    for (Stage st : {Stage(rowsum), rowsum.update()}) {  // a region of at most TC x TK: unrolled
+        st.split(g.cg, cgo, cgi, TC, TailStrategy::GuardWithIf)
+            .split(cgi, cvo, cvi, V, TailStrategy::GuardWithIf)
+            .split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
+            .vectorize(cvi)
+            .unroll(cvo)
+            .unroll(ki);
     }
-    u.specialize(a.groups == 1);
+    Stage ru = rowsum.update();
+    ru.reorder(cvi, cvo, ki, g.rr.x, rbi, cgo, ko, g.s, g.r, g.sp, row);
+    // The filter rows of x one output row reads, staged per row with their zero border and
+    // channels innermost (NCHW: transposed here), so the inner loop loads dense channel vectors
+    // with no range test or clamp. (Staging x_f per split instead covered whole images: at batch
+    // 1 every split transposed the whole input.)
+    std::vector<Var> xv = g.x_row.args();  // (xx, dyy, c, rw)
+    g.x_row.compute_at(g.partial, rbo)
+        .reorder_storage(xv[2], xv[0], xv[1], xv[3])
+        .reorder(xv[2], xv[0], xv[1], xv[3])
+        .vectorize(xv[2], V, TailStrategy::GuardWithIf);
+    (void)layout;
+    ru.specialize(a.groups == 1);
 }
 
 // Backward-weight, host, depthwise (c = k = groups): cg has extent 1 and x's channel is k, so the

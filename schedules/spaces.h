@@ -73,10 +73,17 @@ CONVBWD_DEFINE_PARAMS(BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
     X(tile_c, 2, Compile, "c!", "vectors of input channels per register tile", 1, 2, 3, 4)              \
     X(tile_k, 4, Compile, "k!", "output channels per register tile", 1, 2, 3, 4, 5, 6, 7, 8)            \
     X(vec, 8, Compile, "v", "f32 SIMD lanes", 4, 8, 16)                                                  \
+    X(k_tasks, 4, Compile, "kt",                                                                         \
+      "k tiles per parallel task within a split, at least (at most 4 tasks a split; x's rows are staged once per task)", 1, 2, 4, 8, 16, 64) \
     X(max_splits, 16, Launch, "",                                                                       \
       "partial sums over the N*P rows (the reduction split; min(this, rows), so results never depend "  \
       "on the machine)",                                                                                \
-      1, 2, 4, 8, 16, 32, 64, 128, 256)
+      1, 2, 4, 8, 16, 32, 64, 128, 256)                                                                 \
+    X(split_pixels, 512, Launch, "",                                                                    \
+      "reduction pixels (N*P*Q) per split at least this many: each split "                             \
+      "writes and reads back a whole filter-sized partial, which must stay small against its "         \
+      "arithmetic (0: max_splits alone)",                                                               \
+      0, 128, 256, 512, 1024, 2048, 4096)
 CONVBWD_DEFINE_PARAMS(BwdWeightHostParams, CONVBWD_BWD_WEIGHT_HOST_KNOBS)
 
 // ---- Backward-weight, host CPU, depthwise (conv_bwd_weight_dw_host): vectors along k (= c) ----
@@ -352,18 +359,23 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
     const bool amd = c.device == Device::AmdGpu;
     auto need = [](bool ok, const std::string &why) { return ok ? std::string() : why; };
     std::string e;
+    // Host register budget: 16 vector registers (AVX2), 2 for operands; 16-lane vectors mean
+    // AVX-512 and its 32 registers.
+    auto budget = [](int vec) { return vec >= 16 ? 28 : 14; };
+    auto acc_rule = [&](const char *what, int vec) {
+        return std::string(what) + " <= " + std::to_string(budget(vec)) + " accumulators (vec " + std::to_string(vec) + ")";
+    };
     if (f.kind == ScheduleKind::Host && f.dir == Direction::BwdData) {
         const auto p = to_params<BwdDataHostParams>(vals);
-        // 16 vector registers, 2 for operands: tile_c x tile_x x phases accumulators.
         const int phases = c.stride == StrideClass::S2 ? 2 : 1;
-        if (!(e = need(p.tile_c * p.tile_x * phases <= 14, "tile_c * tile_x * stride phases <= 14 accumulators")).empty()) return e;
+        if (!(e = need(p.tile_c * p.tile_x * phases <= budget(p.vec), acc_rule("tile_c * tile_x * stride phases", p.vec))).empty()) return e;
     } else if (f.kind == ScheduleKind::Host && f.groups == GroupClass::Depthwise) {
         const auto p = to_params<BwdWeightDwHostParams>(vals);
         const int taps = c.filter == FilterClass::K3 ? 3 : 1;  // a class filter's taps are unrolled
-        if (!(e = need(p.tile_c * taps <= 14, "tile_c * taps (3 for k3) <= 14 accumulators")).empty()) return e;
+        if (!(e = need(p.tile_c * taps <= budget(p.vec), acc_rule("tile_c * taps (3 for k3)", p.vec))).empty()) return e;
     } else if (f.kind == ScheduleKind::Host) {
         const auto p = to_params<BwdWeightHostParams>(vals);
-        if (!(e = need(p.tile_c * p.tile_k <= 14, "tile_c * tile_k <= 14 accumulators")).empty()) return e;
+        if (!(e = need(p.tile_c * p.tile_k <= budget(p.vec), acc_rule("tile_c * tile_k", p.vec))).empty()) return e;
     } else if (f.dir == Direction::BwdData) {
         const auto p = to_params<BwdDataGpuParams>(vals);
         if (!(e = need(p.tile_c * p.tile_x <= 64, "tile_c * tile_x <= 64 accumulators")).empty()) return e;

@@ -5,6 +5,8 @@
 # Binaries: built here with the cuda kernels (README, "GPU machine"), carried in .device/bin.
 #   SUITES: shape files under shapes/ (default: every network suite)   ITERS: timed calls (10)
 #   CUDA_TESTS: doctest cases of the conformance run (default: the depthwise cuda kernels)
+#   OPENCL_TESTS: doctest cases of an OpenCL conformance run on NVIDIA's OpenCL (default: none)
+#   SUITES=none: the conformance runs (and gpu_smoke, when carried) only
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/gpu_env.sh  # $bin (the unpacked binaries), $out, cuDNN on LD_LIBRARY_PATH
@@ -13,6 +15,15 @@ date -u | tee -a "$out/device.txt"
 echo "== conformance: ${CUDA_TESTS:=*_cuda_dw*}"
 timeout 240 "$bin/convbwd_tests" --test-suite=kernels "--test-case=$CUDA_TESTS" > "$out/test_cuda.log" 2>&1
 echo "rc=$?"; tail -3 "$out/test_cuda.log"
+if [ -n "${OPENCL_TESTS:-}" ]; then  # NVIDIA's OpenCL compiles each kernel at first use: minutes
+  echo "== conformance: $OPENCL_TESTS"
+  timeout "${OPENCL_TIMEOUT:-420}" "$bin/convbwd_tests" --test-suite=kernels "--test-case=$OPENCL_TESTS" > "$out/test_opencl.log" 2>&1
+  echo "rc=$?"; tail -3 "$out/test_opencl.log"
+fi
+if [ -x "$bin/gpu_smoke" ]; then  # tools/gpu_smoke: device buffers, timers and the cuDNN peer
+  timeout 120 "$bin/gpu_smoke" --quick > "$out/gpu_smoke.log" 2>&1; echo "gpu_smoke rc=$?"; tail -1 "$out/gpu_smoke.log"
+fi
+[ "${SUITES:-}" = none ] && exit 0
 suites=${SUITES:-$(ls shapes/*.txt | xargs -n1 basename | sed 's/\.txt$//' | grep -vE '^(edge|iree_strided)$')}
 total=$(echo $suites | wc -w); i=0; t0=$(date +%s)
 for s in $suites; do
@@ -26,7 +37,7 @@ for s in $suites; do
 done
 python3 scripts/suites.py "$out"/*_NCHW.json "$out"/*_NHWC.json --md > "$out/suites.md"
 # Everything in one archive (the device tool brings back a limited number of files).
-(cd "$out" && tar czf rows.tgz *.json *.err test_cuda.log && rm -f *.json *.err test_cuda.log)
+(cd "$out" && tar czf rows.tgz *.json *.err test_*.log && rm -f *.json *.err test_*.log)
 python3 - "$out/rows.tgz" <<'PY'
 import sys, tarfile, json
 with tarfile.open(sys.argv[1]) as t:

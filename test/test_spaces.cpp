@@ -158,12 +158,12 @@ TEST_CASE("a tuning database picks a non-default kernel and a launch-time knob f
     const size_t dflt_ws = workspace(p, CONVBWD_BWD_WEIGHT);
     const std::string generic = "bwdd_f32_nhwc_any_any_host_c1x4";
     REQUIRE(dflt_data != generic);
-    // Rows N * P = 18: the default host split (max_splits 16) makes 9 partial sums; the record's
-    // max_splits=2 makes 2.
-    CHECK(dflt_ws == (size_t)8 * 8 * 9 * 9 * sizeof(float));
+    // 162 reduction pixels (N * P * Q), under the default split_pixels (512): one partial sum;
+    // the record's split_pixels=0 max_splits=2 makes 2.
+    CHECK(dflt_ws == (size_t)8 * 8 * 9 * 1 * sizeof(float));
     const std::string db = write_file("good.db", "# a comment line\n" + key_of(p, CONVBWD_BWD_DATA) + " " + generic +
                                                      "   # the generic kernel\n" + key_of(p, CONVBWD_BWD_WEIGHT) + " " +
-                                                     dflt_weight + " max_splits=2\n");
+                                                     dflt_weight + " max_splits=2 split_pixels=0\n");
     REQUIRE_MESSAGE(convbwd_load_tuning_db(db.c_str()) == CONVBWD_SUCCESS, convbwd_last_error());
     CHECK(chosen(p, CONVBWD_BWD_DATA) == generic);
     CHECK(chosen(p, CONVBWD_BWD_WEIGHT) == dflt_weight);
@@ -182,11 +182,15 @@ TEST_CASE("a tuning database picks a non-default kernel and a launch-time knob f
     // exec.kernel sets launch-time knobs too, and refuses compile-time ones, naming them.
     convbwd_problem c = to_c(p);
     convbwd_exec e{};
-    const std::string spec = dflt_weight + " max_splits=4";
+    const std::string spec = dflt_weight + " max_splits=4 split_pixels=0";
     e.kernel = spec.c_str();
     size_t bytes = 0;
     CHECK(convbwd_workspace_size(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NHWC, &e, &bytes) == CONVBWD_SUCCESS);
     CHECK(bytes == (size_t)8 * 8 * 9 * 4 * sizeof(float));  // 18 rows in at most 4 splits (of 5 rows): 4
+    const std::string spec2 = dflt_weight + " split_pixels=128";  // 162 / 128: one split
+    e.kernel = spec2.c_str();
+    CHECK(convbwd_workspace_size(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NHWC, &e, &bytes) == CONVBWD_SUCCESS);
+    CHECK(bytes == (size_t)8 * 8 * 9 * 1 * sizeof(float));
     const std::string bad = dflt_weight + " tile_c=1";
     e.kernel = bad.c_str();
     CHECK(convbwd_workspace_size(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NHWC, &e, &bytes) == CONVBWD_BAD_PARAM);

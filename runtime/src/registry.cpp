@@ -65,6 +65,10 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
     int64_t want;
     if (k.device == Device::Host) {
         want = s.knobs.get("max_splits");  // every host backward-weight family has it
+        if (s.knobs.family->groups == GroupClass::Any) {  // conv_bwd_weight_host: and split_pixels
+            const int64_t px = params_of<BwdWeightHostParams>(s).split_pixels;
+            if (px > 0) want = std::min<int64_t>(want, std::max<int64_t>(1, rows * p.Q / px));
+        }
     } else {
         // Enough blocks per launch (one launch per filter tap) to fill a large GPU: split_blocks
         // (528 = 4 x 132 multiprocessors) from the tiles one split has.
