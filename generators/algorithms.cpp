@@ -210,31 +210,45 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
     g.dy_f = Func("dy_f");
     g.dy_f(q, p, kk, n) = decode(dy(q, p, kk, n), t);
 
-    // Split the N*P rows into at most max_splits contiguous chunks: a fixed partition for a
-    // given problem and kernel, so the result is bit-identical from run to run.
-    Expr rows_total = a.N * a.P;
-    g.rows = (rows_total + max_splits - 1) / max_splits;  // as wgrad_rows_per_split()
-    g.splits = (rows_total + g.rows - 1) / g.rows;        // as wgrad_splits()
-    g.rr = RDom(0, a.Q, 0, g.rows, "rr");
-    Expr row = g.sp * g.rows + g.rr.y;
-    g.rr.where(row < rows_total);
-    // Rows past the end are never executed (where), but bounds inference sees them: n is clamped.
-    Expr grp = select(a.groups == 1, 0, g.k / Kg);
-    Expr c_of = depthwise ? Expr(g.k) : grp * Cg + g.cg;
-    // x and dy by flattened row (n, p): partial reads row `rw` through these (inlined unless a
-    // schedule wraps them). A wrapper computed per row then has a one-row region, where through
-    // row % P and row / P Halide's interval arithmetic would see every row of the split.
-    Var rw("rw"), dyy("dyy");
-    Expr n_of = min(rw / a.P, a.N - 1), p_of = rw % a.P;
-    g.x_row = Func("x_row");
-    g.x_row(xx, dyy, c, rw) = g.x_f(xx, p_of * sh - pt + dyy, c, n_of);
-    g.dy_row = Func("dy_row");
-    g.dy_row(q, kk, rw) = g.dy_f(q, p_of, kk, n_of);
-
     g.partial = Func("partial");
     g.partial(g.s, g.r, g.cg, g.k, g.sp) = 0.0f;
-    g.partial(g.s, g.r, g.cg, g.k, g.sp) +=
-        g.x_row(g.rr.x * sw - pl + g.s * dwl, g.r * dh, c_of, row) * g.dy_row(g.rr.x, g.k, row);
+    Expr grp = select(a.groups == 1, 0, g.k / Kg);
+    Expr c_of = depthwise ? Expr(g.k) : grp * Cg + g.cg;
+    if (gc == GroupClass::Narrow) {
+        // Splits of whole images (ceil(N / max_splits) each; the dispatcher makes max_splits a
+        // divisor of N) and a reduction over (q, p, image): no division per row.
+        Expr ips = (a.N + max_splits - 1) / max_splits;
+        g.rows = ips * a.P;
+        g.splits = (a.N + ips - 1) / ips;
+        g.rr = RDom(0, a.Q, 0, a.P, 0, ips, "rr");
+        Expr n_raw = g.sp * ips + g.rr.z;
+        g.rr.where(n_raw < a.N);
+        Expr n = min(n_raw, a.N - 1);  // bounds inference sees the images past N (never executed)
+        g.partial(g.s, g.r, g.cg, g.k, g.sp) +=
+            g.x_f(g.rr.x * sw - pl + g.s * dwl, g.rr.y * sh - pt + g.r * dh, c_of, n) * g.dy_f(g.rr.x, g.rr.y, g.k, n);
+    } else {
+        // Split the N*P rows into at most max_splits contiguous chunks: a fixed partition for a
+        // given problem and kernel, so the result is bit-identical from run to run.
+        Expr rows_total = a.N * a.P;
+        g.rows = (rows_total + max_splits - 1) / max_splits;  // as wgrad_rows_per_split()
+        g.splits = (rows_total + g.rows - 1) / g.rows;        // as wgrad_splits()
+        g.rr = RDom(0, a.Q, 0, g.rows, "rr");
+        Expr row = g.sp * g.rows + g.rr.y;
+        g.rr.where(row < rows_total);
+        // Rows past the end are never executed (where), but bounds inference sees them: n is clamped.
+        // x and dy by flattened row (n, p): partial reads row `rw` through these (inlined unless a
+        // schedule wraps them). A wrapper computed per row then has a one-row region, where through
+        // row % P and row / P Halide's interval arithmetic would see every row of the split.
+        Var rw("rw"), dyy("dyy");
+        Expr n_of = min(rw / a.P, a.N - 1), p_of = rw % a.P;
+        g.x_row = Func("x_row");
+        g.x_row(xx, dyy, c, rw) = g.x_f(xx, p_of * sh - pt + dyy, c, n_of);
+        g.dy_row = Func("dy_row");
+        g.dy_row(q, kk, rw) = g.dy_f(q, p_of, kk, n_of);
+
+        g.partial(g.s, g.r, g.cg, g.k, g.sp) +=
+            g.x_row(g.rr.x * sw - pl + g.s * dwl, g.r * dh, c_of, row) * g.dy_row(g.rr.x, g.k, row);
+    }
     g.ws = ws;
     g.ws(g.s, g.r, g.cg, g.k, g.sp) = g.partial(g.s, g.r, g.cg, g.k, g.sp);
 

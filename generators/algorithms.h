@@ -58,7 +58,8 @@ struct BwdWeightGraph {
     // at (p, n), where row = n * P + p: what partial reads (inlined by default).
     Halide::Func x_row, dy_row;
     // partial(s, r, cg, k, sp): the reduction over rows [sp*rows, (sp+1)*rows) of the flattened
-    // (n, p) space and every q. rr.x = q, rr.y = row within the split.
+    // (n, p) space and every q. rr.x = q, rr.y = row within the split. GroupClass::Narrow: splits
+    // of whole images, rr.x = q, rr.y = p, rr.z = image within the split (x_row, dy_row unused).
     Halide::Func partial;
     Halide::Func ws;   // ws(s, r, cg, k, sp) = partial: the f32 partial sums, a pipeline output
                        // living in the caller's workspace (stage 1 of 2)

@@ -50,6 +50,7 @@ inline const std::map<std::string, FilterClass> kFilters = {
 CONVBWD_GEN_KNOBS(BwdDataHostKnobs, BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
 CONVBWD_GEN_KNOBS(BwdWeightHostKnobs, BwdWeightHostParams, CONVBWD_BWD_WEIGHT_HOST_KNOBS)
 CONVBWD_GEN_KNOBS(BwdWeightDwHostKnobs, BwdWeightDwHostParams, CONVBWD_BWD_WEIGHT_DW_HOST_KNOBS)
+CONVBWD_GEN_KNOBS(BwdWeightNarrowHostKnobs, BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_KNOBS)
 CONVBWD_GEN_KNOBS(BwdDataGpuKnobs, BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
 CONVBWD_GEN_KNOBS(BwdWeightGpuKnobs, BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
 

@@ -39,9 +39,13 @@ public:
         ConvArgs args = this->bwd_weight_args();
         BwdWeightGraph g = this->build_bwd_weight(args);
         const auto p = knobs.params();
-        this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_weight_dw_host" : "conv_bwd_weight_host");
+        this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_weight_dw_host"
+                               : gc == GroupClass::Narrow  ? "conv_bwd_weight_narrow_host"
+                                                           : "conv_bwd_weight_host");
         if constexpr (gc == GroupClass::Depthwise)
             schedule_bwd_weight_dw_host(g, p, args, layout, stride_class, filter_class);
+        else if constexpr (gc == GroupClass::Narrow)
+            schedule_bwd_weight_narrow_host(g, p, args, layout, stride_class, filter_class);
         else
             schedule_bwd_weight_host(g, p, args, layout, stride_class, filter_class);
     }
@@ -57,9 +61,11 @@ using ConvBwdDataHostAny = ConvBwdDataHost<GroupClass::Any>;
 using ConvBwdDataHostDw = ConvBwdDataHost<GroupClass::Depthwise>;
 using ConvBwdWeightHostAny = ConvBwdWeightHost<GroupClass::Any, BwdWeightHostKnobs>;
 using ConvBwdWeightHostDw = ConvBwdWeightHost<GroupClass::Depthwise, BwdWeightDwHostKnobs>;
+using ConvBwdWeightHostNarrow = ConvBwdWeightHost<GroupClass::Narrow, BwdWeightNarrowHostKnobs>;
 }  // namespace convbwd::gen
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataHostAny, conv_bwd_data_host)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataHostDw, conv_bwd_data_dw_host)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHostAny, conv_bwd_weight_host)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHostDw, conv_bwd_weight_dw_host)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHostNarrow, conv_bwd_weight_narrow_host)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataScatterHost, conv_bwd_data_scatter_host)

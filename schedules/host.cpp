@@ -188,6 +188,61 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     ru.specialize(a.groups == 1);
 }
 
+// Backward-weight, host, narrow (c / groups < 8: first layers, small groups). Channel vectors
+// would run mostly empty, so the vectors run along the columns: a register tile is tile_k x
+// tile_cg vectors of column lanes for one filter tap (an rfactor of the lanes), summed over the
+// split's rows and columns, then across its lanes into partial once. The dispatcher makes each
+// split whole images, so x (with its zero border) and, in NHWC, dy are staged once per split
+// with columns innermost; the split's tasks are (filter row, k tiles).
+void schedule_bwd_weight_narrow_host(BwdWeightGraph &g, const BwdWeightNarrowHostParams &p, const ConvArgs &a,
+                                     Layout layout, StrideClass, FilterClass) {
+    const int V = p.vec, TK = p.tile_k, TCG = p.tile_cg;
+    Var cgo("cgo"), cgi("cgi"), ko("ko"), ki("ki"), rk("rk"), lane("lane");
+    RVar qo("qo"), qi("qi");
+
+    // Stage 2: the splits summed per k (the filter is small).
+    g.out.compute_root();
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) { s.parallel(g.k); });
+    g.dw.compute_at(g.out, g.k);
+
+    // Stage 1: one split after another, its tasks in parallel.
+    g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp);
+    g.partial.compute_at(g.ws, g.sp);
+    std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n): columns innermost, the zero border materialised
+    g.x_f.compute_at(g.ws, g.sp).vectorize(xv[0], V, TailStrategy::GuardWithIf).parallel(xv[2]);
+    if (layout == Layout::NHWC) {
+        std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n): transposed to columns innermost
+        g.dy_f.compute_at(g.ws, g.sp).vectorize(dv[0], V, TailStrategy::GuardWithIf).parallel(dv[2]);
+    }
+
+    g.partial.update().split(g.rr.x, qo, qi, V, TailStrategy::GuardWithIf);
+    Func lanes = g.partial.update().rfactor(qi, lane);  // lanes(s, r, cg, k, sp, lane)
+    Stage u = g.partial.update();
+    u.split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
+        .split(g.cg, cgo, cgi, TCG, TailStrategy::GuardWithIf)
+        .reorder(qi, cgi, ki, g.s, cgo, ko, g.r, g.sp)
+        .fuse(ko, g.r, rk)
+        .parallel(rk);
+    lanes.compute_at(g.partial, g.s)
+        .bound_storage(lane, V)
+        .bound_storage(g.cg, TCG)
+        .bound_storage(g.k, TK)
+        .reorder_storage(lane, g.cg, g.k, g.s, g.r, g.sp);
+    for (Stage st : {Stage(lanes), lanes.update()}) {  // a region of at most TCG x TK vectors: registers
+        st.split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
+            .split(g.cg, cgo, cgi, TCG, TailStrategy::GuardWithIf)
+            .vectorize(lane)
+            .unroll(cgi)
+            .unroll(ki);
+    }
+    lanes.update().reorder(lane, cgi, ki, qo, g.rr.y, g.rr.z, cgo, ko, g.s, g.r, g.sp);
+    // x's columns at a constant stride: dense (1) or two dense loads and a shuffle (2), not a
+    // gather; one group: no group index per k.
+    for (Expr cond : {a.groups == 1 && a.stride_w == 1, a.groups == 1 && a.stride_w == 2, a.stride_w == 1,
+                      a.stride_w == 2})
+        lanes.update().specialize(cond);
+}
+
 // Backward-weight, host, depthwise (c = k = groups): cg has extent 1 and x's channel is k, so the
 // vectors run along k: each task keeps tile_c vectors of k x the filter row's taps (unrolled where
 // the filter is a class constant) in registers while the row's columns stream past; NCHW stages x

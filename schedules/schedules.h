@@ -51,6 +51,8 @@ void schedule_bwd_data_dw_nhwc_s1_host(BwdDataGraph &g, const BwdDataHostParams 
                                        FilterClass fc);
 void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams &p, const ConvArgs &a,
                                  Layout layout, StrideClass sc, FilterClass fc);
+void schedule_bwd_weight_narrow_host(BwdWeightGraph &g, const BwdWeightNarrowHostParams &p, const ConvArgs &a,
+                                     Layout layout, StrideClass sc, FilterClass fc);
 
 void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const ConvArgs &a, Layout layout,
                            StrideClass sc, FilterClass fc, GroupClass gc = GroupClass::Any);

@@ -93,6 +93,16 @@ CONVBWD_DEFINE_PARAMS(BwdWeightHostParams, CONVBWD_BWD_WEIGHT_HOST_KNOBS)
     X(max_splits, 16, Launch, "", "partial sums over the N*P rows (the reduction split)", 1, 2, 4, 8, 16, 32, 64, 128, 256)
 CONVBWD_DEFINE_PARAMS(BwdWeightDwHostParams, CONVBWD_BWD_WEIGHT_DW_HOST_KNOBS)
 
+// ---- Backward-weight, host CPU, narrow (conv_bwd_weight_narrow_host): c / groups < 8, so the
+// vectors run along dy's and x's columns; each split is whole images (x and dy staged per split,
+// columns innermost) and its tasks are (filter row, k tiles).
+#define CONVBWD_BWD_WEIGHT_NARROW_HOST_KNOBS(X)                                                          \
+    X(tile_k, 4, Compile, "k!", "output channels per register tile", 1, 2, 3, 4, 6, 8)                   \
+    X(tile_cg, 3, Compile, "c!", "input channels (of a group) per register tile", 1, 2, 3, 4)            \
+    X(vec, 8, Compile, "v", "f32 SIMD lanes along the columns", 4, 8, 16)                                 \
+    X(max_splits, 16, Launch, "", "partial sums over the images (a divisor of N, at most this)", 1, 2, 4, 8, 16, 32, 64)
+CONVBWD_DEFINE_PARAMS(BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_KNOBS)
+
 // ---- Backward-data, GPU (CUDA, OpenCL, AMDGPU; conv_bwd_data_gpu, conv_bwd_data_scatter_gpu) ----
 // Blocks are threads_c x threads_x threads, multiples of 64 (two NVIDIA warps, one AMD wave).
 #define CONVBWD_BWD_DATA_GPU_KNOBS(X)                                                                        \
@@ -195,7 +205,7 @@ struct Family {
     const char *name;  // the generator's registered name
     Direction dir;
     ScheduleKind kind;
-    GroupClass groups;  // Depthwise: the family's kernels take only c = k = groups
+    GroupClass groups;  // Depthwise: the family's kernels take only c = k = groups; Narrow: c / groups < 8
     const char *tag_prefix;
     const std::vector<Knob> &(*knobs)();
     const char *doc;
@@ -213,6 +223,9 @@ inline const std::vector<Family> &families() {
          "backward-weight, split reduction over N*P rows into a workspace"},
         {"conv_bwd_weight_dw_host", Direction::BwdWeight, ScheduleKind::Host, GroupClass::Depthwise, "dw",
          &BwdWeightDwHostParams::knobs, "depthwise backward-weight (c = k = groups): vectors along the channels"},
+        {"conv_bwd_weight_narrow_host", Direction::BwdWeight, ScheduleKind::Host, GroupClass::Narrow, "nr",
+         &BwdWeightNarrowHostParams::knobs,
+         "narrow backward-weight (c / groups < 8: first layers, small groups): vectors along the columns"},
         {"conv_bwd_data_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "", &BwdDataGpuParams::knobs,
          "backward-data by stride phases, a register tile per thread"},
         {"conv_bwd_data_scatter_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "scatter",
@@ -369,6 +382,9 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         const auto p = to_params<BwdDataHostParams>(vals);
         const int phases = c.stride == StrideClass::S2 ? 2 : 1;
         if (!(e = need(p.tile_c * p.tile_x * phases <= budget(p.vec), acc_rule("tile_c * tile_x * stride phases", p.vec))).empty()) return e;
+    } else if (f.kind == ScheduleKind::Host && f.groups == GroupClass::Narrow) {
+        const auto p = to_params<BwdWeightNarrowHostParams>(vals);
+        if (!(e = need(p.tile_k * p.tile_cg <= budget(p.vec), acc_rule("tile_k * tile_cg", p.vec))).empty()) return e;
     } else if (f.kind == ScheduleKind::Host && f.groups == GroupClass::Depthwise) {
         const auto p = to_params<BwdWeightDwHostParams>(vals);
         const int taps = c.filter == FilterClass::K3 ? 3 : 1;  // a class filter's taps are unrolled

@@ -39,6 +39,36 @@ TEST_CASE("the specialised class is chosen where it applies") {
     CHECK(chosen(p, CONVBWD_BWD_WEIGHT).find("_s2_k3_") != std::string::npos);
 }
 
+TEST_CASE("narrow problems (c / groups < 8) take the narrow backward-weight family, others refuse it") {
+    for (Layout l : {Layout::NCHW, Layout::NHWC}) {
+        const std::string nr = std::string("bwdw_f32_") + (l == Layout::NCHW ? "nchw" : "nhwc") + "_any_any_host_nrk4c3";
+        if (!has_kernel(nr)) continue;
+        CAPTURE(nr);
+        // A first layer (3 channels, 7x7 stride 2) and a grouped layer of 4 channels a group.
+        ConvProblem first{.N = 2, .C = 3, .H = 20, .W = 20, .K = 8, .R = 7, .S = 7, .pad_top = 3, .pad_bottom = 3,
+                          .pad_left = 3, .pad_right = 3, .stride_h = 2, .stride_w = 2, .layout = l};
+        ConvProblem grouped{.N = 1, .C = 16, .H = 9, .W = 9, .K = 16, .R = 3, .S = 3, .G = 4, .pad_top = 1,
+                            .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .layout = l};
+        for (ConvProblem p : {first, grouped}) {
+            p = with_derived_output(p);
+            CHECK(group_class(p) == GroupClass::Narrow);
+            CHECK(chosen(p, CONVBWD_BWD_WEIGHT) == nr);
+        }
+        // Eight channels a group is not narrow: the narrow kernel, named, says why it refuses.
+        ConvProblem wide = grouped;
+        wide.C = wide.K = 32;
+        wide = with_derived_output(wide);
+        CHECK(group_class(wide) == GroupClass::Any);
+        CHECK(chosen(wide, CONVBWD_BWD_WEIGHT) != nr);
+        convbwd_problem c = to_c(wide);
+        convbwd_exec e{};
+        e.kernel = nr.c_str();
+        const char *got = nullptr;
+        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, to_c(l), &e, &got) == CONVBWD_NO_KERNEL);
+        CHECK(std::string(convbwd_last_error()).find("a narrow kernel (c / groups < 8") != std::string::npos);
+    }
+}
+
 TEST_CASE("a kernel loading channels as vectors refuses channels that are not a multiple, naming them") {
     const char *name = "bwdd_f32_nchw_s1_k1_opencl_c4x4s1v4";
     if (!has_kernel(name)) return;

@@ -46,10 +46,14 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
         return std::string("filter_class ") + to_string(k.filter) + ", problem filter " + dims(p.R, p.S) + " pad " +
                std::to_string(p.pad_top) + "," + std::to_string(p.pad_bottom) + "," + std::to_string(p.pad_left) +
                "," + std::to_string(p.pad_right) + " dilation " + dims(p.dilation_h, p.dilation_w);
-    // A depthwise family's kernels know c = k = groups at compile time.
+    // A depthwise family's kernels know c = k = groups at compile time; a narrow family's are for
+    // c / groups under kNarrowChannels (vectors along the columns).
     if (kernel_knobs(k).family->groups == GroupClass::Depthwise && group_class(p) != GroupClass::Depthwise)
         return "groups: a depthwise kernel (c = k = groups), problem c = " + std::to_string(p.C) + ", k = " +
                std::to_string(p.K) + ", groups = " + std::to_string(p.G);
+    if (kernel_knobs(k).family->groups == GroupClass::Narrow && group_class(p) != GroupClass::Narrow)
+        return "groups: a narrow kernel (c / groups < " + std::to_string(kNarrowChannels) + ", not depthwise), problem c = " +
+               std::to_string(p.C) + ", groups = " + std::to_string(p.G);
     // GPU kernels put rows x images (and staged copies their padded rows) on a grid dim that
     // holds at most 65535 blocks (CUDA's y and z; kept for every GPU target).
     if (const int64_t rows = gpu_grid_rows(sel, q); rows > 65535)

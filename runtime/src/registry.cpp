@@ -76,7 +76,11 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
         const int64_t tiles = gpu_weight_blocks_per_split(g, s.knobs.family->groups, Cg, p.K, p.R, p.S);
         want = std::min<int64_t>(g.max_splits, (std::max(1, g.split_blocks) + tiles - 1) / tiles);
     }
-    return std::max<int64_t>(1, std::min({want, by_workspace, rows}));
+    int64_t splits = std::max<int64_t>(1, std::min({want, by_workspace, rows}));
+    // The narrow family stages x and dy per split: splits of whole images (a divisor of N).
+    if (s.knobs.family->groups == GroupClass::Narrow)
+        while (p.N % splits != 0) splits--;
+    return splits;
 }
 
 bool flattens_pointwise_plane(const Selection &s, const ConvProblem &p) {
