@@ -160,6 +160,76 @@ TEST_CASE("sizes whose product overflows") {
     FIELD_CASE(CONVBWD_BAD_PARAM, "overflows", (p->h = 2000000000, p->w = 2000000000, p->p = 0, p->q = 0));
 }
 
+// Issue 18, item 2: sizes overflowed int32 in the P, Q formula (P = 2^32 + 5 stored as 5, SUCCESS,
+// zeros written) or reached Halide and came back with its text or none.
+TEST_CASE("padding and dilation whose sums overflow int32 name the field (issue 18)") {
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.pad_bottom = 2147483647: padded input height 4294967301",
+               (p->pad_top = INT32_MAX, p->pad_bottom = INT32_MAX, p->p = 0));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.pad_bottom = 2147483647: padded input height",
+               (p->h = 1, p->pad_top = INT32_MAX, p->pad_bottom = INT32_MAX, p->p = 0));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.pad_bottom = 2147483641: padded input height 2147483649 (",
+               (p->pad_bottom = INT32_MAX - 6, p->p = 0));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.pad_left = 2147483647: padded input width",
+               (p->pad_left = INT32_MAX, p->pad_right = 0, p->q = 0));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.dilation_w = 2147483647: dilated filter width 4294967295",
+               (p->dilation_w = INT32_MAX, p->q = 0));
+    // The largest padding that fits: a valid geometry, refused only for its tensor sizes.
+    FIELD_CASE(CONVBWD_NOT_SUPPORTED, "dy: problem.n * k * p * q",
+               (p->pad_bottom = INT32_MAX - 8, p->p = 0));
+}
+
+// Issue 18, items 1 and 6: the queries validate sizes as the calls do; a stride of 0 is named.
+TEST_CASE("convbwd_select_kernel, convbwd_workspace_size and convbwd_problem_key validate sizes too (issue 18)") {
+    struct {
+        const char *what;
+        convbwd_problem p;
+        convbwd_dtype dtype;
+        convbwd_direction dir;
+        convbwd_status want;
+        const char *needle;
+    } cases[] = {
+        {"x over 2^31-1 bytes", to_c(with_derived_output(ConvProblem{.N = 1000000, .C = 1000, .H = 8, .W = 8, .K = 4})),
+         CONVBWD_F32, CONVBWD_BWD_DATA, CONVBWD_NOT_SUPPORTED, "dx: problem.n * c * h * w = 1000000 * 1000 * 8 * 8"},
+        {"x elements overflow int64",
+         to_c(with_derived_output(ConvProblem{.N = 1000000000, .C = 1000000000, .H = 8, .W = 8, .K = 4})), CONVBWD_F32,
+         CONVBWD_BWD_WEIGHT, CONVBWD_BAD_PARAM, "x: problem.n * c * h * w = 1000000000 * 1000000000 * 8 * 8 elements overflows int64"},
+        {"dy over 2^31-1 bytes",
+         to_c(ConvProblem{.N = 1, .C = 1, .H = 1, .W = 1, .K = 4, .pad_top = 1000000000, .pad_bottom = 1000000000}),
+         CONVBWD_F16, CONVBWD_BWD_DATA, CONVBWD_NOT_SUPPORTED, "dy: problem.n * k * p * q"},
+        // w fits in f16 (2^30 bytes), its f32 partial sums (2^31 bytes) do not.
+        {"dw's f32 partials over 2^31-1 bytes",
+         to_c(with_derived_output(ConvProblem{.N = 1, .C = 16384, .H = 1, .W = 1, .K = 32768})), CONVBWD_F16,
+         CONVBWD_BWD_WEIGHT, CONVBWD_NOT_SUPPORTED, "the f32 partial sums of dw"},
+        {"padding overflows", to_c(with_derived_output(ConvProblem{.N = 1, .C = 1, .H = 7, .W = 7, .K = 1})),
+         CONVBWD_F32, CONVBWD_BWD_DATA, CONVBWD_BAD_PARAM, "problem.pad_bottom = 2147483647"},
+        {"stride 0 with a filter that fits", to_c(with_derived_output(ConvProblem{.N = 1, .C = 1, .H = 7, .W = 7, .K = 1,
+                                                                                .R = 3, .S = 3})),
+         CONVBWD_F32, CONVBWD_BWD_DATA, CONVBWD_BAD_PARAM, "problem.stride_h = 0 must be >= 1"},
+    };
+    cases[4].p.pad_top = cases[4].p.pad_bottom = INT32_MAX, cases[4].p.p = 0;
+    cases[5].p.stride_h = 0, cases[5].p.p = 0;
+    for (const auto &c : cases) {
+        CAPTURE(c.what);
+        const char *name = nullptr;
+        size_t bytes = 0;
+        char key[256];
+        convbwd_status got[3] = {
+            convbwd_select_kernel(&c.p, c.dir, c.dtype, CONVBWD_NCHW, nullptr, &name),
+            convbwd_workspace_size(&c.p, c.dir, c.dtype, CONVBWD_NCHW, nullptr, &bytes),
+            convbwd_problem_key(&c.p, c.dir, c.dtype, CONVBWD_NCHW, nullptr, key, sizeof key),
+        };
+        for (convbwd_status s : got) CHECK(s == c.want);
+        const std::string msg = convbwd_last_error();
+        CAPTURE(msg);
+        CHECK(msg.find(c.needle) != std::string::npos);
+    }
+    // The same problem with w's partial sums in range: only backward-weight is refused for them.
+    const convbwd_problem big_w = cases[3].p;
+    const char *name = nullptr;
+    convbwd_status s = convbwd_select_kernel(&big_w, CONVBWD_BWD_DATA, CONVBWD_F16, CONVBWD_NCHW, nullptr, &name);
+    CHECK((s == CONVBWD_SUCCESS || s == CONVBWD_NO_KERNEL));
+}
+
 TEST_CASE("strided (non-packed) tensors work") {
     // dx with padded rows: W stride 1, H stride W + 3.
     Fixture f;

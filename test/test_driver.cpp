@@ -543,6 +543,33 @@ TEST_CASE("driver: MIOpenDriver features convbwd lacks are refused, never ignore
         CHECK_MESSAGE(contains(r.err, f), "valid flags lack ", f);
 }
 
+// Issue 18, items 1 and 6: sizes are validated (by the library, in 64 bits) before any tensor is
+// allocated, and a stride of 0 is named as such.
+TEST_CASE("driver: huge or overflowing sizes are refused before allocating; -u 0 names the stride") {
+    struct Case {
+        std::string args;
+        const char *needle;
+    } cases[] = {
+        {"conv -n 1000000000 -c 1000000000 -H 8 -W 8 -k 4", "overflows int64"},
+        {"conv -n 1 -c 1 -H 8 -W 8 -k 4 -p 1000000000", "2^31-1 bytes"},
+        {"conv -n 1 -c 3 -H 1000000000 -W 1 -k 1", "dx: problem.n * c * h * w = 1 * 3 * 1000000000 * 1"},
+        {"conv -n 1 -c 1 -H 8 -W 8 -k 4 -y 4 -p 1000000000 -l 1000000000", "problem.dilation_h = 1000000000: dilated filter height 3000000001"},
+        {"conv " + kSmall + " -u 0", "problem.stride_h = 0 must be >= 1"},
+        {"conv " + kSmall + " -v 0", "problem.stride_w = 0 must be >= 1"},
+        {"conv " + kSmall + " -l 0", "problem.dilation_h = 0 must be >= 1"},
+        {"convfp16 -n 1 -c 16384 -H 1 -W 1 -k 32768 -F 4", "the f32 partial sums of dw"},
+    };
+    for (const Case &c : cases) {
+        Run r = driver(c.args);
+        CAPTURE(c.args);
+        CAPTURE(r.err);
+        CHECK(r.rc == 2);
+        CHECK(contains(r.err, c.needle));
+        CHECK(!contains(r.err, "does not fit"));
+        CHECK(r.out.empty());
+    }
+}
+
 TEST_CASE("driver: --shapes edge.txt -V 1 verifies every line, one JSON row per direction") {
     const std::vector<ShapeEntry> entries = load_shapes(shapes_dir() + "/edge.txt");
     REQUIRE(!entries.empty());

@@ -354,18 +354,20 @@ bool problem_of(const DriverLine &line_in, ConvProblem *p, int *directions, std:
     }
     if (!layout.empty()) line.flags["-I"] = layout;
     if (!problem_from_line(line, p, directions, error)) return false;
-    // Geometry: ask the library (any kernel query validates the problem first).
+    // Geometry and sizes: ask the library (any kernel query validates the problem first, in
+    // 64 bits, before anything is allocated), for each direction the line runs. P and Q go in
+    // derived: the library names the field at fault (a stride of 0, a filter that does not
+    // fit, a size that overflows), and they fit int once it accepts the problem.
     convbwd_problem cp = to_c(*p);
-    const char *name = nullptr;
-    if (p->P <= 0 || p->Q <= 0) {
-        *error = "the filter (with dilation) does not fit the padded input: output would be " + std::to_string(p->P) +
-                 " x " + std::to_string(p->Q);
-        return false;
-    }
-    convbwd_status s = convbwd_select_kernel(&cp, CONVBWD_BWD_DATA, to_c(p->dtype), to_c(p->layout), nullptr, &name);
-    if (s == CONVBWD_BAD_PARAM || s == CONVBWD_NULL_POINTER) {
-        *error = std::string("invalid problem: ") + convbwd_last_error();
-        return false;
+    cp.p = cp.q = 0;
+    for (convbwd_direction d : {CONVBWD_BWD_DATA, CONVBWD_BWD_WEIGHT}) {
+        if (!(*directions & d)) continue;
+        const char *name = nullptr;
+        convbwd_status s = convbwd_select_kernel(&cp, d, to_c(p->dtype), to_c(p->layout), nullptr, &name);
+        if (s == CONVBWD_BAD_PARAM || s == CONVBWD_NULL_POINTER || s == CONVBWD_NOT_SUPPORTED) {
+            *error = std::string("invalid problem: ") + convbwd_last_error();
+            return false;
+        }
     }
     return true;
 }

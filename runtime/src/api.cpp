@@ -58,8 +58,9 @@ void packed_strides(Layout l, const int64_t e[4], int64_t s[4]) {
     }
 }
 
-Status check_tensors(TensorArg *args, int count, DType *dtype, Layout *layout) {
-    const int64_t kMaxBytes = INT32_MAX;  // Halide buffers without large_buffers
+// The tensors' pointers, dtypes and layouts (which fill p's), then the problem's sizes for that
+// dtype (validate_sizes), then each tensor's strides.
+Status check_tensors(TensorArg *args, int count, Direction dir, ConvProblem *p) {
     for (int i = 0; i < count; i++) {
         TensorArg &a = args[i];
         std::string n = a.name;
@@ -72,23 +73,23 @@ Status check_tensors(TensorArg *args, int count, DType *dtype, Layout *layout) {
         DType t = (DType)a.t->dtype;
         Layout l = a.t->layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
         if (i == 0) {
-            *dtype = t;
-            *layout = l;
-        } else if (t != *dtype) {
+            p->dtype = t;
+            p->layout = l;
+        } else if (t != p->dtype) {
             return fail(CONVBWD_NOT_SUPPORTED, n + ".dtype = " + to_string(t) + " differs from " + args[0].name +
-                                                   ".dtype = " + to_string(*dtype) + " (mixed dtypes)");
-        } else if (l != *layout) {
+                                                   ".dtype = " + to_string(p->dtype) + " (mixed dtypes)");
+        } else if (l != p->layout) {
             return fail(CONVBWD_NOT_SUPPORTED, n + ".layout = " + to_string(l) + " differs from " + args[0].name +
-                                                   ".layout = " + to_string(*layout));
+                                                   ".layout = " + to_string(p->layout));
         }
-        int64_t elems = 1;
-        for (int d = 0; d < 4; d++)
-            if (__builtin_mul_overflow(elems, a.extents[d], &elems))
-                return fail(CONVBWD_BAD_PARAM, n + ": element count overflows 64 bits");
-        int64_t bytes = 0;
-        if (__builtin_mul_overflow(elems, (int64_t)dtype_bytes(t), &bytes) || bytes > kMaxBytes)
-            return fail(CONVBWD_NOT_SUPPORTED, n + " has " + std::to_string(elems) +
-                                                   " elements: tensors over 2^31-1 bytes are not supported");
+    }
+    if (Status s = validate_sizes(*p, dir); !s.ok()) return s;
+    const int64_t kMaxBytes = INT32_MAX;  // Halide buffers without large_buffers
+    for (int i = 0; i < count; i++) {
+        TensorArg &a = args[i];
+        std::string n = a.name;
+        const DType t = p->dtype;
+        const Layout l = p->layout;
         const int64_t *s = a.t->strides;
         if (s[0] || s[1] || s[2] || s[3]) {
             int inner = l == Layout::NCHW ? 3 : 1;
@@ -198,7 +199,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
         args[1].extents[0] = p.N, args[1].extents[1] = p.K, args[1].extents[2] = p.P, args[1].extents[3] = p.Q;
         args[2].extents[0] = p.K, args[2].extents[1] = Cg, args[2].extents[2] = p.R, args[2].extents[3] = p.S;
     }
-    s = check_tensors(args, 3, &p.dtype, &p.layout);
+    s = check_tensors(args, 3, dir, &p);
     if (!s.ok()) return report(s);
     if (!std::isfinite(alpha)) return report(fail(CONVBWD_BAD_PARAM, "alpha is not finite"));
     if (!std::isfinite(beta)) return report(fail(CONVBWD_BAD_PARAM, "beta is not finite"));
@@ -340,6 +341,8 @@ static convbwd_status make_query(const convbwd_problem *problem, convbwd_directi
     q->dir = direction == CONVBWD_BWD_DATA ? Direction::BwdData : Direction::BwdWeight;
     q->problem.dtype = (DType)dtype;
     q->problem.layout = layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
+    s = validate_sizes(q->problem, q->dir);
+    if (!s.ok()) return report(s);
     s = device_of(exec ? exec->target : CONVBWD_TARGET_HOST, &q->device);
     if (!s.ok()) return report(s);
     return CONVBWD_SUCCESS;
