@@ -178,6 +178,38 @@ TEST_CASE("padding and dilation whose sums overflow int32 name the field (issue 
                (p->pad_bottom = INT32_MAX - 8, p->p = 0));
 }
 
+// Issue 18, item 3: a stride whose span wrapped around int64 passed the span check and was cut
+// to int32 (SUCCESS); an output whose strides overlap was accepted.
+TEST_CASE("strides whose span overflows, or that do not fit int32, or that overlap an output, are refused (issue 18)") {
+    const int64_t huge = (int64_t{1} << 62) + 1;
+    FIELD_CASE(CONVBWD_BAD_PARAM, ".strides[2] (", (o->strides[0] = 1000, o->strides[1] = 100, o->strides[2] = huge,
+                                                    o->strides[3] = 1));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "= 4611686018427387905: the tensor's span",
+               (o->strides[0] = 1000, o->strides[1] = 100, o->strides[2] = huge, o->strides[3] = 1));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "= 4611686018427387905: the tensor's span",
+               (a->strides[0] = 1000, a->strides[1] = 100, a->strides[2] = huge, a->strides[3] = 1));
+    FIELD_CASE(CONVBWD_NOT_SUPPORTED, ".strides[0] (", (o->strides[0] = int64_t{1} << 40, o->strides[1] = 100,
+                                                        o->strides[2] = 10, o->strides[3] = 1));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "the output's elements overlap",
+               (o->strides[0] = 1, o->strides[1] = 1, o->strides[2] = 1, o->strides[3] = 1));
+    // Rows that overlap the next row (H stride 3 < W = 7 for dx, 3 x 3 taps for dw: 2 < 3).
+    FIELD_CASE(CONVBWD_BAD_PARAM, "the output's elements overlap",
+               (o->strides[0] = 10000, o->strides[1] = 1000, o->strides[2] = 2, o->strides[3] = 1));
+    // Inputs may overlap (they are only read): dy with every stride 1 runs.
+    Fixture f;
+    convbwd_problem cp = to_c(f.p);
+    HostTensor dx(x_dims(f.p), f.p.dtype, f.p.layout);
+    convbwd_tensor a = f.dy.desc(), b = f.w.desc(), o = dx.desc();
+    a.strides[0] = a.strides[1] = a.strides[2] = a.strides[3] = 1;
+    CHECK_MESSAGE(convbwd_bwd_data(&cp, &a, &b, &o, 1.0f, 0.0f, nullptr) == CONVBWD_SUCCESS, convbwd_last_error());
+    // A nested output with gaps (padded rows and planes) is accepted.
+    o.strides[3] = 1, o.strides[2] = f.p.W + 1, o.strides[1] = (f.p.W + 1) * (f.p.H + 2),
+    o.strides[0] = o.strides[1] * f.p.C + 5;
+    std::vector<float> big((size_t)(o.strides[0] * f.p.N));
+    o.data = big.data();
+    CHECK_MESSAGE(convbwd_bwd_data(&cp, &a, &b, &o, 1.0f, 0.0f, nullptr) == CONVBWD_SUCCESS, convbwd_last_error());
+}
+
 // Issue 18, items 1 and 6: the queries validate sizes as the calls do; a stride of 0 is named.
 TEST_CASE("convbwd_select_kernel, convbwd_workspace_size and convbwd_problem_key validate sizes too (issue 18)") {
     struct {

@@ -94,17 +94,45 @@ Status check_tensors(TensorArg *args, int count, Direction dir, ConvProblem *p) 
         if (s[0] || s[1] || s[2] || s[3]) {
             int inner = l == Layout::NCHW ? 3 : 1;
             const char *dimnames = a.filter ? "KCRS" : "NCHW";
+            auto stride_field = [&](int d) {
+                return n + ".strides[" + std::to_string(d) + "] (" + dimnames[d] + ") = " + std::to_string(s[d]);
+            };
             for (int d = 0; d < 4; d++)
-                if (s[d] <= 0)
-                    return fail(CONVBWD_BAD_PARAM, n + ".strides[" + std::to_string(d) + "] (" + dimnames[d] +
-                                                       ") = " + std::to_string(s[d]) + " must be > 0");
+                if (s[d] <= 0) return fail(CONVBWD_BAD_PARAM, stride_field(d) + " must be > 0");
             if (s[inner] != 1)
                 return fail(CONVBWD_NOT_SUPPORTED, n + ".strides[" + std::to_string(inner) + "] (" + dimnames[inner] +
                                                        ") must be 1 for layout " + to_string(l));
+            // The offset of the last element, every product and sum checked: a stride whose
+            // span wraps around int64 would pass a plain sum.
             int64_t span = 0;
-            for (int d = 0; d < 4; d++) span += (a.extents[d] - 1) * s[d];
+            for (int d = 0; d < 4; d++) {
+                int64_t step = 0;
+                if (__builtin_mul_overflow(a.extents[d] - 1, s[d], &step) || __builtin_add_overflow(span, step, &span))
+                    return fail(CONVBWD_BAD_PARAM, stride_field(d) + ": the tensor's span (extent " +
+                                                       std::to_string(a.extents[d]) + " along it) overflows int64");
+            }
+            for (int d = 0; d < 4; d++)
+                if (s[d] > INT32_MAX)
+                    return fail(CONVBWD_NOT_SUPPORTED, stride_field(d) + " does not fit int32 (the kernels' strides)");
             if (span >= kMaxBytes / dtype_bytes(t))
-                return fail(CONVBWD_NOT_SUPPORTED, n + ".strides span over 2^31-1 bytes");
+                return fail(CONVBWD_NOT_SUPPORTED, n + ".strides span " + std::to_string(span) + " elements of " +
+                                                       std::to_string(dtype_bytes(t)) + " bytes: over 2^31-1 bytes");
+            // The output (the last tensor) is written: no two of its elements may share an address.
+            // Taking its dims of extent > 1 from the smallest stride up, each stride must step past
+            // the last offset of the dims before it (nested, as every packed or padded layout is).
+            if (i == count - 1) {
+                int order[4] = {0, 1, 2, 3};
+                std::sort(order, order + 4, [&](int x, int y) { return s[x] < s[y]; });
+                int64_t inner_span = 0;  // last offset of the dims taken so far
+                for (int d : order) {
+                    if (a.extents[d] == 1) continue;
+                    if (s[d] <= inner_span)
+                        return fail(CONVBWD_BAD_PARAM, stride_field(d) + ": the output's elements overlap (its strides "
+                                                       "must nest: each one past the span of the smaller ones, " +
+                                                       std::to_string(inner_span) + ")");
+                    inner_span += (a.extents[d] - 1) * s[d];
+                }
+            }
         }
     }
     return {};
