@@ -1,6 +1,7 @@
 // The C API: validate, dispatch, wrap the caller's memory in halide_buffer_t, run the kernel.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -187,6 +188,20 @@ void describe_activations(const TensorArg *args, Layout l, Query *q) {
     q->planes_dense = dense;
 }
 
+// exec.flags: only the CONVBWD_FLAG_* bits. CONVBWD_FLAG_DETERMINISTIC needs nothing more: every
+// kernel is deterministic (no atomics; backward-weight sums its splits, whose number depends on
+// the problem and the selection only, in a fixed order: registry.cpp, generators/algorithms.h).
+Status check_flags(unsigned flags) {
+    const unsigned known = CONVBWD_FLAG_DETERMINISTIC;
+    if (flags & ~known) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "exec.flags = 0x%x has unknown bits 0x%x (known: CONVBWD_FLAG_DETERMINISTIC = 0x%x)",
+                      flags, flags & ~known, known);
+        return fail(CONVBWD_BAD_PARAM, buf);
+    }
+    return {};
+}
+
 // The kernel a query runs: the one exec.kernel names ("NAME [launch-time knob=value ...]"), if it
 // can implement the query, else the dispatcher's choice.
 Status resolve_kernel(const Query &q, const char *forced, Selection *out) {
@@ -236,6 +251,8 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     convbwd_exec defaults{};
     const convbwd_exec &ex = exec ? *exec : defaults;
     s = device_of(ex.target, &q.device);
+    if (!s.ok()) return report(s);
+    s = check_flags(ex.flags);
     if (!s.ok()) return report(s);
     describe_activations(args, p.layout, &q);
 
@@ -372,6 +389,8 @@ static convbwd_status make_query(const convbwd_problem *problem, convbwd_directi
     s = validate_sizes(q->problem, q->dir);
     if (!s.ok()) return report(s);
     s = device_of(exec ? exec->target : CONVBWD_TARGET_HOST, &q->device);
+    if (!s.ok()) return report(s);
+    s = check_flags(exec ? exec->flags : 0);
     if (!s.ok()) return report(s);
     return CONVBWD_SUCCESS;
 }

@@ -60,7 +60,14 @@ typedef struct convbwd_tensor {
     int64_t strides[4];
 } convbwd_tensor;
 
-enum { CONVBWD_FLAG_DETERMINISTIC = 1 }; /* bit-identical results from run to run */
+/* exec.flags. A bit not listed here is refused (CONVBWD_BAD_PARAM naming exec.flags).
+ * CONVBWD_FLAG_DETERMINISTIC: bit-identical results from run to run, for the same problem,
+ * tensors, kernel (the dispatcher's choice depends on the problem, exec.kernel and the tuning
+ * databases only) and library build, whatever the thread count or the stream. Every kernel of
+ * this library satisfies it, so it never changes the choice: no kernel uses atomics, and
+ * backward-weight's split reduction sums a fixed number of partials (a function of the problem
+ * and the kernel only) in a fixed order. */
+enum { CONVBWD_FLAG_DETERMINISTIC = 1 };
 
 typedef struct convbwd_exec {
     convbwd_target target;
