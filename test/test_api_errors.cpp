@@ -1,6 +1,7 @@
 // Bad input gets its status and a message naming the field, and nothing is written.
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "conformance.h"
 
@@ -283,6 +284,65 @@ TEST_CASE("strided (non-packed) tensors work") {
             }
     CHECK(bad == 0);
     CHECK(pad_written == 0);  // the gaps between rows are not ours to write
+}
+
+// Issue 18, item 9: convbwd_last_error() was cleared by some successful calls and not others.
+// The rule (convbwd.h): every call that returns a status sets it on failure (never to "") and
+// clears it on success; kernel_count, status_string and last_error leave it as it is.
+TEST_CASE("convbwd_last_error: set by every failing call, cleared by every successful one (issue 18)") {
+    Fixture f;
+    convbwd_problem cp = to_c(f.p);
+    HostTensor dx(x_dims(f.p), f.p.dtype, f.p.layout), dw(w_dims(f.p), f.p.dtype, f.p.layout);
+    const convbwd_tensor tx = f.x.desc(), tdy = f.dy.desc(), tw = f.w.desc(), tdx = dx.desc(), tdw = dw.desc();
+    const char *name = nullptr;
+    size_t bytes = 0;
+    char key[256];
+    convbwd_kernel_desc desc;
+    convbwd_problem bad = cp;
+    bad.stride_w = 0;
+    struct Call {
+        const char *what;
+        std::function<convbwd_status()> ok, failing;
+    } calls[] = {
+        {"convbwd_bwd_data", [&] { return convbwd_bwd_data(&cp, &tdy, &tw, &tdx, 1.0f, 0.0f, nullptr); },
+         [&] { return convbwd_bwd_data(&bad, &tdy, &tw, &tdx, 1.0f, 0.0f, nullptr); }},
+        {"convbwd_bwd_weight", [&] { return convbwd_bwd_weight(&cp, &tx, &tdy, &tdw, 1.0f, 0.0f, nullptr); },
+         [&] { return convbwd_bwd_weight(&cp, &tx, &tdy, nullptr, 1.0f, 0.0f, nullptr); }},
+        {"convbwd_select_kernel",
+         [&] { return convbwd_select_kernel(&cp, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, nullptr, &name); },
+         [&] { return convbwd_select_kernel(&bad, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, nullptr, &name); }},
+        {"convbwd_workspace_size",
+         [&] { return convbwd_workspace_size(&cp, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NCHW, nullptr, &bytes); },
+         [&] { return convbwd_workspace_size(&cp, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NCHW, nullptr, nullptr); }},
+        {"convbwd_problem_key",
+         [&] { return convbwd_problem_key(&cp, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, nullptr, key, sizeof key); },
+         [&] { return convbwd_problem_key(&cp, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, nullptr, key, 4); }},
+        {"convbwd_load_tuning_db", [&] { return convbwd_load_tuning_db(nullptr); },
+         [&] { return convbwd_load_tuning_db("/nonexistent/convbwd.db"); }},
+        {"convbwd_kernel_info", [&] { return convbwd_kernel_info(0, &desc); },
+         [&] { return convbwd_kernel_info(convbwd_kernel_count(), &desc); }},
+    };
+    for (const Call &c : calls) {
+        CAPTURE(c.what);
+        // A success after another call's failure clears the message.
+        REQUIRE(convbwd_kernel_info(-1, &desc) == CONVBWD_BAD_PARAM);
+        REQUIRE(std::string(convbwd_last_error()) != "");
+        CHECK_MESSAGE(c.ok() == CONVBWD_SUCCESS, convbwd_last_error());
+        CHECK(std::string(convbwd_last_error()) == "");
+        // A failure after a success sets a message, never an empty one.
+        CHECK(c.failing() != CONVBWD_SUCCESS);
+        const std::string msg = convbwd_last_error();
+        CAPTURE(msg);
+        CHECK(msg != "");
+        // The calls without a status leave it as it is.
+        CHECK(convbwd_kernel_count() > 0);
+        CHECK(std::string(convbwd_status_string(CONVBWD_BAD_PARAM)) == "bad parameter");
+        CHECK(std::string(convbwd_last_error()) == msg);
+        // Two successes in a row: still "".
+        CHECK(c.ok() == CONVBWD_SUCCESS);
+        CHECK(c.ok() == CONVBWD_SUCCESS);
+        CHECK(std::string(convbwd_last_error()) == "");
+    }
 }
 
 TEST_CASE("kernel info and status strings") {

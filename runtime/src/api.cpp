@@ -343,15 +343,18 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     }
     detach_all();
     if (rc != 0)
-        return report(fail(CONVBWD_EXECUTION_FAILED, std::string(k->name) + " failed (" + std::to_string(rc) + "): " + ctx.error));
-    t_last_error.clear();
-    return CONVBWD_SUCCESS;
+        return report(fail(CONVBWD_EXECUTION_FAILED, std::string(k->name) + " failed (Halide error " + std::to_string(rc) +
+                                                         "): " + (ctx.error.empty() ? "no message" : ctx.error)));
+    return report({});
 }
 
 }  // namespace
 
 convbwd_status report(const Status &s) {
-    t_last_error = s.message;
+    if (s.ok())
+        t_last_error.clear();
+    else
+        t_last_error = s.message.empty() ? std::string(convbwd_status_string(s.code)) + " (no further detail)" : s.message;
     return s.code;
 }
 
@@ -405,7 +408,7 @@ convbwd_status convbwd_select_kernel(const convbwd_problem *problem, convbwd_dir
     Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &sel);
     if (!s.ok()) return report(s);
     *kernel_name = sel.kernel->name;
-    return CONVBWD_SUCCESS;
+    return report({});
 }
 
 convbwd_status convbwd_workspace_size(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
@@ -418,7 +421,7 @@ convbwd_status convbwd_workspace_size(const convbwd_problem *problem, convbwd_di
     Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &sel);
     if (!s.ok()) return report(s);
     *bytes = (size_t)workspace_bytes(sel, q.problem);
-    return CONVBWD_SUCCESS;
+    return report({});
 }
 
 convbwd_status convbwd_problem_key(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
@@ -432,13 +435,13 @@ convbwd_status convbwd_problem_key(const convbwd_problem *problem, convbwd_direc
         return report(fail(CONVBWD_BAD_PARAM, "key_bytes = " + std::to_string(key_bytes) + " is less than the " +
                                                   std::to_string(k.size() + 1) + " bytes of the key"));
     std::memcpy(key, k.c_str(), k.size() + 1);
-    return CONVBWD_SUCCESS;
+    return report({});
 }
 
 convbwd_status convbwd_load_tuning_db(const char *path) {
     Status s = load_tuning_db(path);
     if (!s.ok()) return report(s);
-    return CONVBWD_SUCCESS;
+    return report({});
 }
 
 int convbwd_kernel_count(void) { return (int)(kernels_end() - kernels_begin()); }
@@ -469,7 +472,7 @@ convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc) {
     desc->family = k.family;
     desc->role = to_string(k.role);
     desc->launch = k.launch;
-    return CONVBWD_SUCCESS;
+    return report({});
 }
 
 const char *convbwd_status_string(convbwd_status s) {

@@ -87,7 +87,8 @@ struct Status {
 };
 inline Status fail(convbwd_status code, std::string message) { return Status{code, std::move(message)}; }
 
-// Records the thread's last error and returns its code.
+// Records the outcome of an API call and returns its code: a failure's message (never empty) for
+// convbwd_last_error(), or "" for a success. Every public call that returns a status ends in it.
 convbwd_status report(const Status &s);
 
 // Validates the problem fields and fills P, Q (derived, or checked against H, W). Every failure

@@ -127,7 +127,11 @@ int convbwd_kernel_count(void);
 convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc);
 
 const char *convbwd_status_string(convbwd_status status);
-const char *convbwd_last_error(void); /* message of this thread's last failed call, "" if none */
+/* This thread's message of the last call that returned a convbwd_status: every such call sets
+ * it when it fails (a message naming the field, never empty) and clears it to "" when it
+ * succeeds. convbwd_kernel_count, convbwd_status_string and convbwd_last_error leave it as it is.
+ * The pointer is valid until this thread's next call of the API. */
+const char *convbwd_last_error(void);
 
 #ifdef __cplusplus
 }
