@@ -1,6 +1,7 @@
 // Bad input gets its status and a message naming the field, and nothing is written.
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "conformance.h"
 
@@ -160,6 +161,108 @@ TEST_CASE("sizes whose product overflows") {
     FIELD_CASE(CONVBWD_BAD_PARAM, "overflows", (p->h = 2000000000, p->w = 2000000000, p->p = 0, p->q = 0));
 }
 
+// Issue 18, item 2: sizes overflowed int32 in the P, Q formula (P = 2^32 + 5 stored as 5, SUCCESS,
+// zeros written) or reached Halide and came back with its text or none.
+TEST_CASE("padding and dilation whose sums overflow int32 name the field (issue 18)") {
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.pad_bottom = 2147483647: padded input height 4294967301",
+               (p->pad_top = INT32_MAX, p->pad_bottom = INT32_MAX, p->p = 0));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.pad_bottom = 2147483647: padded input height",
+               (p->h = 1, p->pad_top = INT32_MAX, p->pad_bottom = INT32_MAX, p->p = 0));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.pad_bottom = 2147483641: padded input height 2147483649 (",
+               (p->pad_bottom = INT32_MAX - 6, p->p = 0));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.pad_left = 2147483647: padded input width",
+               (p->pad_left = INT32_MAX, p->pad_right = 0, p->q = 0));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.dilation_w = 2147483647: dilated filter width 4294967295",
+               (p->dilation_w = INT32_MAX, p->q = 0));
+    // The largest padding that fits: a valid geometry, refused only for its tensor sizes.
+    FIELD_CASE(CONVBWD_NOT_SUPPORTED, "dy: problem.n * k * p * q",
+               (p->pad_bottom = INT32_MAX - 8, p->p = 0));
+}
+
+// Issue 18, item 3: a stride whose span wrapped around int64 passed the span check and was cut
+// to int32 (SUCCESS); an output whose strides overlap was accepted.
+TEST_CASE("strides whose span overflows, or that do not fit int32, or that overlap an output, are refused (issue 18)") {
+    const int64_t huge = (int64_t{1} << 62) + 1;
+    FIELD_CASE(CONVBWD_BAD_PARAM, ".strides[2] (", (o->strides[0] = 1000, o->strides[1] = 100, o->strides[2] = huge,
+                                                    o->strides[3] = 1));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "= 4611686018427387905: the tensor's span",
+               (o->strides[0] = 1000, o->strides[1] = 100, o->strides[2] = huge, o->strides[3] = 1));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "= 4611686018427387905: the tensor's span",
+               (a->strides[0] = 1000, a->strides[1] = 100, a->strides[2] = huge, a->strides[3] = 1));
+    FIELD_CASE(CONVBWD_NOT_SUPPORTED, ".strides[0] (", (o->strides[0] = int64_t{1} << 40, o->strides[1] = 100,
+                                                        o->strides[2] = 10, o->strides[3] = 1));
+    FIELD_CASE(CONVBWD_BAD_PARAM, "the output's elements overlap",
+               (o->strides[0] = 1, o->strides[1] = 1, o->strides[2] = 1, o->strides[3] = 1));
+    // Rows that overlap the next row (H stride 3 < W = 7 for dx, 3 x 3 taps for dw: 2 < 3).
+    FIELD_CASE(CONVBWD_BAD_PARAM, "the output's elements overlap",
+               (o->strides[0] = 10000, o->strides[1] = 1000, o->strides[2] = 2, o->strides[3] = 1));
+    // Inputs may overlap (they are only read): dy with every stride 1 runs.
+    Fixture f;
+    convbwd_problem cp = to_c(f.p);
+    HostTensor dx(x_dims(f.p), f.p.dtype, f.p.layout);
+    convbwd_tensor a = f.dy.desc(), b = f.w.desc(), o = dx.desc();
+    a.strides[0] = a.strides[1] = a.strides[2] = a.strides[3] = 1;
+    CHECK_MESSAGE(convbwd_bwd_data(&cp, &a, &b, &o, 1.0f, 0.0f, nullptr) == CONVBWD_SUCCESS, convbwd_last_error());
+    // A nested output with gaps (padded rows and planes) is accepted.
+    o.strides[3] = 1, o.strides[2] = f.p.W + 1, o.strides[1] = (f.p.W + 1) * (f.p.H + 2),
+    o.strides[0] = o.strides[1] * f.p.C + 5;
+    std::vector<float> big((size_t)(o.strides[0] * f.p.N));
+    o.data = big.data();
+    CHECK_MESSAGE(convbwd_bwd_data(&cp, &a, &b, &o, 1.0f, 0.0f, nullptr) == CONVBWD_SUCCESS, convbwd_last_error());
+}
+
+// Issue 18, items 1 and 6: the queries validate sizes as the calls do; a stride of 0 is named.
+TEST_CASE("convbwd_select_kernel, convbwd_workspace_size and convbwd_problem_key validate sizes too (issue 18)") {
+    struct {
+        const char *what;
+        convbwd_problem p;
+        convbwd_dtype dtype;
+        convbwd_direction dir;
+        convbwd_status want;
+        const char *needle;
+    } cases[] = {
+        {"x over 2^31-1 bytes", to_c(with_derived_output(ConvProblem{.N = 1000000, .C = 1000, .H = 8, .W = 8, .K = 4})),
+         CONVBWD_F32, CONVBWD_BWD_DATA, CONVBWD_NOT_SUPPORTED, "dx: problem.n * c * h * w = 1000000 * 1000 * 8 * 8"},
+        {"x elements overflow int64",
+         to_c(with_derived_output(ConvProblem{.N = 1000000000, .C = 1000000000, .H = 8, .W = 8, .K = 4})), CONVBWD_F32,
+         CONVBWD_BWD_WEIGHT, CONVBWD_BAD_PARAM, "x: problem.n * c * h * w = 1000000000 * 1000000000 * 8 * 8 elements overflows int64"},
+        {"dy over 2^31-1 bytes",
+         to_c(ConvProblem{.N = 1, .C = 1, .H = 1, .W = 1, .K = 4, .pad_top = 1000000000, .pad_bottom = 1000000000}),
+         CONVBWD_F16, CONVBWD_BWD_DATA, CONVBWD_NOT_SUPPORTED, "dy: problem.n * k * p * q"},
+        // w fits in f16 (2^30 bytes), its f32 partial sums (2^31 bytes) do not.
+        {"dw's f32 partials over 2^31-1 bytes",
+         to_c(with_derived_output(ConvProblem{.N = 1, .C = 16384, .H = 1, .W = 1, .K = 32768})), CONVBWD_F16,
+         CONVBWD_BWD_WEIGHT, CONVBWD_NOT_SUPPORTED, "the f32 partial sums of dw"},
+        {"padding overflows", to_c(with_derived_output(ConvProblem{.N = 1, .C = 1, .H = 7, .W = 7, .K = 1})),
+         CONVBWD_F32, CONVBWD_BWD_DATA, CONVBWD_BAD_PARAM, "problem.pad_bottom = 2147483647"},
+        {"stride 0 with a filter that fits", to_c(with_derived_output(ConvProblem{.N = 1, .C = 1, .H = 7, .W = 7, .K = 1,
+                                                                                .R = 3, .S = 3})),
+         CONVBWD_F32, CONVBWD_BWD_DATA, CONVBWD_BAD_PARAM, "problem.stride_h = 0 must be >= 1"},
+    };
+    cases[4].p.pad_top = cases[4].p.pad_bottom = INT32_MAX, cases[4].p.p = 0;
+    cases[5].p.stride_h = 0, cases[5].p.p = 0;
+    for (const auto &c : cases) {
+        CAPTURE(c.what);
+        const char *name = nullptr;
+        size_t bytes = 0;
+        char key[256];
+        convbwd_status got[3] = {
+            convbwd_select_kernel(&c.p, c.dir, c.dtype, CONVBWD_NCHW, nullptr, &name),
+            convbwd_workspace_size(&c.p, c.dir, c.dtype, CONVBWD_NCHW, nullptr, &bytes),
+            convbwd_problem_key(&c.p, c.dir, c.dtype, CONVBWD_NCHW, nullptr, key, sizeof key),
+        };
+        for (convbwd_status s : got) CHECK(s == c.want);
+        const std::string msg = convbwd_last_error();
+        CAPTURE(msg);
+        CHECK(msg.find(c.needle) != std::string::npos);
+    }
+    // The same problem with w's partial sums in range: only backward-weight is refused for them.
+    const convbwd_problem big_w = cases[3].p;
+    const char *name = nullptr;
+    convbwd_status s = convbwd_select_kernel(&big_w, CONVBWD_BWD_DATA, CONVBWD_F16, CONVBWD_NCHW, nullptr, &name);
+    CHECK((s == CONVBWD_SUCCESS || s == CONVBWD_NO_KERNEL));
+}
+
 TEST_CASE("strided (non-packed) tensors work") {
     // dx with padded rows: W stride 1, H stride W + 3.
     Fixture f;
@@ -181,6 +284,65 @@ TEST_CASE("strided (non-packed) tensors work") {
             }
     CHECK(bad == 0);
     CHECK(pad_written == 0);  // the gaps between rows are not ours to write
+}
+
+// Issue 18, item 9: convbwd_last_error() was cleared by some successful calls and not others.
+// The rule (convbwd.h): every call that returns a status sets it on failure (never to "") and
+// clears it on success; kernel_count, status_string and last_error leave it as it is.
+TEST_CASE("convbwd_last_error: set by every failing call, cleared by every successful one (issue 18)") {
+    Fixture f;
+    convbwd_problem cp = to_c(f.p);
+    HostTensor dx(x_dims(f.p), f.p.dtype, f.p.layout), dw(w_dims(f.p), f.p.dtype, f.p.layout);
+    const convbwd_tensor tx = f.x.desc(), tdy = f.dy.desc(), tw = f.w.desc(), tdx = dx.desc(), tdw = dw.desc();
+    const char *name = nullptr;
+    size_t bytes = 0;
+    char key[256];
+    convbwd_kernel_desc desc;
+    convbwd_problem bad = cp;
+    bad.stride_w = 0;
+    struct Call {
+        const char *what;
+        std::function<convbwd_status()> ok, failing;
+    } calls[] = {
+        {"convbwd_bwd_data", [&] { return convbwd_bwd_data(&cp, &tdy, &tw, &tdx, 1.0f, 0.0f, nullptr); },
+         [&] { return convbwd_bwd_data(&bad, &tdy, &tw, &tdx, 1.0f, 0.0f, nullptr); }},
+        {"convbwd_bwd_weight", [&] { return convbwd_bwd_weight(&cp, &tx, &tdy, &tdw, 1.0f, 0.0f, nullptr); },
+         [&] { return convbwd_bwd_weight(&cp, &tx, &tdy, nullptr, 1.0f, 0.0f, nullptr); }},
+        {"convbwd_select_kernel",
+         [&] { return convbwd_select_kernel(&cp, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, nullptr, &name); },
+         [&] { return convbwd_select_kernel(&bad, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, nullptr, &name); }},
+        {"convbwd_workspace_size",
+         [&] { return convbwd_workspace_size(&cp, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NCHW, nullptr, &bytes); },
+         [&] { return convbwd_workspace_size(&cp, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NCHW, nullptr, nullptr); }},
+        {"convbwd_problem_key",
+         [&] { return convbwd_problem_key(&cp, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, nullptr, key, sizeof key); },
+         [&] { return convbwd_problem_key(&cp, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, nullptr, key, 4); }},
+        {"convbwd_load_tuning_db", [&] { return convbwd_load_tuning_db(nullptr); },
+         [&] { return convbwd_load_tuning_db("/nonexistent/convbwd.db"); }},
+        {"convbwd_kernel_info", [&] { return convbwd_kernel_info(0, &desc); },
+         [&] { return convbwd_kernel_info(convbwd_kernel_count(), &desc); }},
+    };
+    for (const Call &c : calls) {
+        CAPTURE(c.what);
+        // A success after another call's failure clears the message.
+        REQUIRE(convbwd_kernel_info(-1, &desc) == CONVBWD_BAD_PARAM);
+        REQUIRE(std::string(convbwd_last_error()) != "");
+        CHECK_MESSAGE(c.ok() == CONVBWD_SUCCESS, convbwd_last_error());
+        CHECK(std::string(convbwd_last_error()) == "");
+        // A failure after a success sets a message, never an empty one.
+        CHECK(c.failing() != CONVBWD_SUCCESS);
+        const std::string msg = convbwd_last_error();
+        CAPTURE(msg);
+        CHECK(msg != "");
+        // The calls without a status leave it as it is.
+        CHECK(convbwd_kernel_count() > 0);
+        CHECK(std::string(convbwd_status_string(CONVBWD_BAD_PARAM)) == "bad parameter");
+        CHECK(std::string(convbwd_last_error()) == msg);
+        // Two successes in a row: still "".
+        CHECK(c.ok() == CONVBWD_SUCCESS);
+        CHECK(c.ok() == CONVBWD_SUCCESS);
+        CHECK(std::string(convbwd_last_error()) == "");
+    }
 }
 
 TEST_CASE("kernel info and status strings") {

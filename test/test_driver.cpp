@@ -543,6 +543,33 @@ TEST_CASE("driver: MIOpenDriver features convbwd lacks are refused, never ignore
         CHECK_MESSAGE(contains(r.err, f), "valid flags lack ", f);
 }
 
+// Issue 18, items 1 and 6: sizes are validated (by the library, in 64 bits) before any tensor is
+// allocated, and a stride of 0 is named as such.
+TEST_CASE("driver: huge or overflowing sizes are refused before allocating; -u 0 names the stride") {
+    struct Case {
+        std::string args;
+        const char *needle;
+    } cases[] = {
+        {"conv -n 1000000000 -c 1000000000 -H 8 -W 8 -k 4", "overflows int64"},
+        {"conv -n 1 -c 1 -H 8 -W 8 -k 4 -p 1000000000", "2^31-1 bytes"},
+        {"conv -n 1 -c 3 -H 1000000000 -W 1 -k 1", "dx: problem.n * c * h * w = 1 * 3 * 1000000000 * 1"},
+        {"conv -n 1 -c 1 -H 8 -W 8 -k 4 -y 4 -p 1000000000 -l 1000000000", "problem.dilation_h = 1000000000: dilated filter height 3000000001"},
+        {"conv " + kSmall + " -u 0", "problem.stride_h = 0 must be >= 1"},
+        {"conv " + kSmall + " -v 0", "problem.stride_w = 0 must be >= 1"},
+        {"conv " + kSmall + " -l 0", "problem.dilation_h = 0 must be >= 1"},
+        {"convfp16 -n 1 -c 16384 -H 1 -W 1 -k 32768 -F 4", "the f32 partial sums of dw"},
+    };
+    for (const Case &c : cases) {
+        Run r = driver(c.args);
+        CAPTURE(c.args);
+        CAPTURE(r.err);
+        CHECK(r.rc == 2);
+        CHECK(contains(r.err, c.needle));
+        CHECK(!contains(r.err, "does not fit"));
+        CHECK(r.out.empty());
+    }
+}
+
 TEST_CASE("driver: --shapes edge.txt -V 1 verifies every line, one JSON row per direction") {
     const std::vector<ShapeEntry> entries = load_shapes(shapes_dir() + "/edge.txt");
     REQUIRE(!entries.empty());
@@ -568,6 +595,103 @@ TEST_CASE("driver: --shapes edge.txt -V 1 verifies every line, one JSON row per 
     // The progress line, one per problem.
     CHECK(contains(r.err, "[1/" + std::to_string(entries.size()) + "] conv "));
     CHECK(contains(r.err, "[" + std::to_string(entries.size()) + "/" + std::to_string(entries.size()) + "] conv "));
+}
+
+// Issue 18, item 5: a shape line's unknown flag was ignored (a different problem ran, rc 0) though
+// the command line refuses it; "-# 1" in a verbatim MIOpen 3-D line was taken for a comment;
+// "convbwd-driver MIOpenDriver conv ..." was refused though shape files take the prefix.
+TEST_CASE("driver: a shape line's unknown or refused flag is an error naming the file, line and flag") {
+    TempDir d;
+    const std::string good = "conv -n 1 -c 2 -H 5 -W 5 -k 3 -y 3 -x 3 -p 1 -q 1 -F 6";
+    struct Case {
+        std::string line;
+        const char *needle;
+    } cases[] = {
+        {good + " --bogus 5", ":2: unknown flag --bogus"},
+        {good + " -S 5", ":2: MIOpenDriver flag -S (--solution) 5 is not supported by convbwd"},
+        {good + " -z same", ":2: MIOpenDriver flag -z (--pad_mode) same is not supported by convbwd"},
+        {good + " -s 1", ":2: MIOpenDriver flag -s (--search) 1 is not supported by convbwd"},
+        {good + " --json", ":2: unknown flag --json"},
+        {good + " -b 1  # bias", ":2: MIOpenDriver flag -b (--bias) is not supported by convbwd"},
+        // A verbatim MIOpen 3-D line (short 3-D flags, -# is the depth stride): refused as 3-D.
+        {"MIOpenDriver conv -n 1 -c 4 -! 8 -H 8 -W 8 -k 4 -@ 3 -y 3 -x 3 -$ 1 -p 1 -q 1 -# 1 -u 1 -v 1 -^ 1 -l 1 "
+         "-j 1 -m conv -g 1 -F 2 -t 1",
+         ":2: MIOpenDriver flag -! (--in_d) is not supported by convbwd: 3-D convolution is not supported"},
+        {"conv -n 1 -c 4 -H 8 -W 8 -k 4 -y 3 -x 3 -p 1 -q 1 -# 2 -u 1 -v 1  # only the depth stride",
+         ":2: MIOpenDriver flag -# (--conv_stride_d) is not supported by convbwd: 3-D convolution"},
+    };
+    for (const Case &c : cases) {
+        const std::string file = d / "shapes.txt";
+        {
+            std::ofstream f(file);
+            f << "# header comment\n" << c.line << "\n" << good << "\n";
+        }
+        CAPTURE(c.line);
+        Run r = driver("--shapes " + quote(file) + " --json");
+        CAPTURE(r.err);
+        CHECK(r.rc == 2);
+        CHECK(contains(r.err, file + c.needle));
+        CHECK(r.out.empty());
+        // The library's reader (tests, tools) refuses it the same way.
+        std::string what = "(no error)";
+        try {
+            load_shapes(file);
+        } catch (const std::exception &e) {
+            what = e.what();
+        }
+        CHECK(contains(what, file + c.needle));
+    }
+}
+
+TEST_CASE("driver: shape lines take MIOpenDriver's long names, its -t/-i/-V, and '#' only as a word") {
+    TempDir d;
+    const std::string file = d / "shapes.txt";
+    {
+        std::ofstream f(file);
+        f << "MIOpenDriver conv --batchsize 2 --in_channels 3 --in_h 5 --in_w 6 --out_channels 4 --fil_h 3 --fil_w 1 "
+             "--pad_h 1 --pad_w 0 --conv_stride_h 2 --forw 4 -t 1 -i 5 -V 0 -w 1  # long names, logged form\n"
+             "/opt/rocm/bin/MIOpenDriver conv -n 1 -c 2 -H 5 -W 5 -k 3 -y 3 -x 3 -p 1 -q 1 -F 2 #no space after '#'\n";
+    }
+    std::vector<ShapeEntry> e = load_shapes(file);
+    REQUIRE(e.size() == 2);
+    CHECK(e[0].problem.N == 2);
+    CHECK(e[0].problem.C == 3);
+    CHECK(e[0].problem.H == 5);
+    CHECK(e[0].problem.W == 6);
+    CHECK(e[0].problem.K == 4);
+    CHECK(e[0].problem.R == 3);
+    CHECK(e[0].problem.S == 1);
+    CHECK(e[0].problem.pad_top == 1);
+    CHECK(e[0].problem.stride_h == 2);
+    CHECK(e[0].directions == 4);
+    CHECK(e[0].comment == "long names, logged form");
+    CHECK(e[1].comment == "no space after '#'");
+    // The command line overrides a long name of the file (both mean -n).
+    Run r = driver("--shapes " + quote(file) + " -n 1 -V 1 --json");
+    CAPTURE(r.err);
+    CHECK(r.rc == 0);
+    std::vector<Json> rows = rows_of(r);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0]["problem"].s.rfind("conv -n 1 -c 3 -H 5 -W 6 -k 4 -y 3 -x 1 -p 1 -q 0 -u 2 ", 0) == 0);
+    for (const Json &row : rows) CHECK(row["verified"].b);
+}
+
+TEST_CASE("driver: a logged command line runs with its MIOpenDriver prefix") {
+    for (const std::string prefix : {"MIOpenDriver", "/opt/rocm/bin/MIOpenDriver"}) {
+        Run r = driver(prefix + " conv " + kSmall + " -F 2 -t 1 -V 1 --json");
+        CAPTURE(prefix);
+        CAPTURE(r.err);
+        CHECK(r.rc == 0);
+        std::vector<Json> rows = rows_of(r);
+        REQUIRE(rows.size() == 1);
+        CHECK(rows[0]["problem"].s.rfind("conv -n 2 -c 4 -H 6 -W 7 -k 6 ", 0) == 0);
+        CHECK(rows[0]["verified"].b);
+    }
+    // The prefix alone, or before a refused operation, is still refused.
+    CHECK(driver("MIOpenDriver").rc == 2);
+    Run r = driver("MIOpenDriver convint8 " + kSmall);
+    CHECK(r.rc == 2);
+    CHECK(contains(r.err, "int8 convolution is not supported"));
 }
 
 TEST_CASE("driver: flags beside --shapes override every line") {

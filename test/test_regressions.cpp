@@ -81,9 +81,11 @@ bool reached_1d(int h, int out, int filter, int pad, int stride, int dil) {
 // Runs the dispatcher through the C API with the caller's tensors and a fresh workspace that
 // holds garbage (NaN), as a framework's recycled scratch memory would.
 convbwd_status run_api(const ConvProblem &p, Direction d, HostTensor &a, HostTensor &b, HostTensor &out,
-                       size_t *ws_bytes_out = nullptr) {
+                       size_t *ws_bytes_out = nullptr, unsigned flags = 0, const char *kernel = nullptr) {
     convbwd_problem cp = to_c(p);
     convbwd_exec exec{};
+    exec.flags = flags;
+    exec.kernel = kernel;
     size_t ws_bytes = 0;
     convbwd_status s = convbwd_workspace_size(&cp, to_c(d), to_c(p.dtype), to_c(p.layout), &exec, &ws_bytes);
     if (s != CONVBWD_SUCCESS) return s;
@@ -316,6 +318,99 @@ TEST_CASE("wgrad is bit-identical from run to run") {
             CHECK_MESSAGE(v.ok, v.mismatches, " mismatches (tol ", v.tol, "), first ", v.first_bad);
             CHECK(v.max_ref > 0);
         }
+}
+
+// Issue 18, item 8: exec.flags with unknown bits was accepted and CONVBWD_FLAG_DETERMINISTIC
+// never read. Unknown bits are refused by every call that takes an exec; the flag is documented
+// as satisfied by every kernel (no atomics, fixed split order), which this checks for each host
+// kernel: the flag is accepted and two runs give the same bits.
+TEST_CASE("exec.flags: unknown bits are refused; CONVBWD_FLAG_DETERMINISTIC holds for every host kernel") {
+    const ConvProblem p = with_derived_output(
+        ConvProblem{.N = 2, .C = 4, .H = 7, .W = 7, .K = 6, .R = 3, .S = 3, .pad_top = 1, .pad_bottom = 1,
+                    .pad_left = 1, .pad_right = 1});
+    convbwd_problem cp = to_c(p);
+    for (unsigned flags : {0xFFFFFFFFu, 2u, 0x80000001u}) {
+        CAPTURE(flags);
+        convbwd_exec exec{};
+        exec.flags = flags;
+        const char *name = nullptr;
+        size_t bytes = 0;
+        char key[256];
+        HostTensor x(x_dims(p), p.dtype, p.layout), dy(dy_dims(p), p.dtype, p.layout), w(w_dims(p), p.dtype, p.layout);
+        HostTensor dx(x_dims(p), p.dtype, p.layout), dw(w_dims(p), p.dtype, p.layout);
+        convbwd_tensor tx = x.desc(), tdy = dy.desc(), tw = w.desc(), tdx = dx.desc(), tdw = dw.desc();
+        std::vector<float> ws(1 << 20);
+        exec.workspace = ws.data(), exec.workspace_bytes = ws.size() * sizeof(float);
+        const convbwd_status got[] = {
+            convbwd_bwd_data(&cp, &tdy, &tw, &tdx, 1.0f, 0.0f, &exec),
+            convbwd_bwd_weight(&cp, &tx, &tdy, &tdw, 1.0f, 0.0f, &exec),
+            convbwd_select_kernel(&cp, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, &exec, &name),
+            convbwd_workspace_size(&cp, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NCHW, &exec, &bytes),
+            convbwd_problem_key(&cp, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NCHW, &exec, key, sizeof key),
+        };
+        for (size_t i = 0; i < sizeof got / sizeof got[0]; i++) {
+            CAPTURE(i);
+            CHECK(got[i] == CONVBWD_BAD_PARAM);
+        }
+        CHECK(std::string(convbwd_last_error()).find("exec.flags = 0x") != std::string::npos);
+    }
+
+    // Shapes that reach the host kernels' classes: 3x3 and 1x1 at strides 1 and 2, depthwise,
+    // a dilated 5x5; channels multiples of 16 (vector kernels).
+    const ConvProblem shapes[] = {
+        sq({.N = 2, .C = 32, .H = 9, .W = 16, .K = 32, .R = 3, .S = 3}, 1, 1, 1),
+        sq({.N = 2, .C = 32, .H = 9, .W = 16, .K = 32, .R = 3, .S = 3}, 2, 1, 1),
+        sq({.N = 2, .C = 32, .H = 9, .W = 16, .K = 32, .R = 1, .S = 1}, 1, 1, 0),
+        sq({.N = 2, .C = 32, .H = 9, .W = 16, .K = 32, .R = 1, .S = 1}, 2, 1, 0),
+        sq({.N = 2, .C = 32, .H = 9, .W = 16, .K = 32, .R = 3, .S = 3, .G = 32}, 1, 1, 1),
+        sq({.N = 2, .C = 32, .H = 9, .W = 16, .K = 32, .R = 3, .S = 3, .G = 32}, 2, 1, 1),
+        sq({.N = 2, .C = 32, .H = 9, .W = 16, .K = 32, .R = 5, .S = 5, .G = 32}, 1, 2, 2),
+        sq({.N = 2, .C = 32, .H = 9, .W = 16, .K = 32, .R = 5, .S = 5}, 1, 2, 2),
+    };
+    std::mt19937 rng(113);
+    int tested = 0;
+    std::string untested;
+    for (int i = 0; i < convbwd_kernel_count(); i++) {
+        convbwd_kernel_desc k;
+        REQUIRE(convbwd_kernel_info(i, &k) == CONVBWD_SUCCESS);
+        if (k.target != CONVBWD_TARGET_HOST) continue;
+        const Direction d = k.direction == CONVBWD_BWD_DATA ? Direction::BwdData : Direction::BwdWeight;
+        bool ran = false;
+        for (ConvProblem q : shapes) {
+            q = with_derived_output(q);
+            q.dtype = (DType)k.dtype;
+            q.layout = k.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
+            convbwd_problem c = to_c(q);
+            convbwd_exec exec{};
+            exec.flags = CONVBWD_FLAG_DETERMINISTIC;
+            exec.kernel = k.name;
+            const char *name = nullptr;
+            if (convbwd_select_kernel(&c, k.direction, k.dtype, k.layout, &exec, &name) != CONVBWD_SUCCESS) continue;
+            CAPTURE(k.name);
+            CAPTURE(describe(q, d));
+            HostTensor a(d == Direction::BwdData ? dy_dims(q) : x_dims(q), q.dtype, q.layout);
+            HostTensor b(d == Direction::BwdData ? w_dims(q) : dy_dims(q), q.dtype, q.layout);
+            a.fill_random_uniform(rng);
+            b.fill_random_uniform(rng);
+            std::vector<HostTensor> outs;
+            for (int run = 0; run < 2; run++) {
+                HostTensor out(d == Direction::BwdData ? x_dims(q) : w_dims(q), q.dtype, q.layout);
+                out.fill_nan();
+                REQUIRE_MESSAGE(run_api(q, d, a, b, out, nullptr, CONVBWD_FLAG_DETERMINISTIC, k.name) == CONVBWD_SUCCESS,
+                                convbwd_last_error());
+                outs.push_back(std::move(out));
+            }
+            CHECK(std::memcmp(outs[0].storage.data(), outs[1].storage.data(), outs[0].storage.size()) == 0);
+            ran = true;
+            break;
+        }
+        if (ran)
+            tested++;
+        else
+            untested += std::string(" ") + k.name;
+    }
+    MESSAGE(tested, " host kernels run twice with CONVBWD_FLAG_DETERMINISTIC; no shape here for:", untested);
+    CHECK(tested > 0);
 }
 
 // Positions of dx that no filter tap reaches get exactly zero (not NaN poison left behind, not

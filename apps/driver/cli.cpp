@@ -9,7 +9,7 @@
 namespace convbwd::driver {
 
 const char *kUsage =
-    "usage: convbwd-driver conv|convfp16|convbfp16 [MIOpenDriver flags] [options]\n"
+    "usage: convbwd-driver [MIOpenDriver] conv|convfp16|convbfp16 [MIOpenDriver flags] [options]\n"
     "       convbwd-driver [conv|convfp16|convbfp16] --shapes FILE [flags that override every line] [options]\n"
     "       convbwd-driver --list-kernels [--target T] [--json]    --list-spaces [--json]\n"
     "MIOpenDriver flags (short or long names; -c and -k are totals over the -g groups):\n"
@@ -25,7 +25,8 @@ const char *kUsage =
     "                     knob values (--list-spaces); refused if it cannot run the problem\n"
     "  --tuning-db FILE   a tuning database (<problem_key> <kernel> [knob=value ...] per line), consulted\n"
     "                     before the defaults; refused whole, naming the line, if malformed\n"
-    "  --shapes FILE      one MIOpenDriver line per problem (shapes/*.txt)\n"
+    "  --shapes FILE      one MIOpenDriver line per problem (shapes/*.txt); a flag that is not\n"
+    "                     MIOpenDriver's, or one refused here, is refused there too (file:line)\n"
     "  --compare onednn|cudnn|scatter  run a peer on the same data beside convbwd: oneDNN (host),\n"
     "                     cuDNN (cuda, TF32 off for f32), or the scatter-then-conv baseline kernel\n"
     "  --json             one JSON object per (problem, direction) on stdout (with its problem_key)\n"
@@ -35,81 +36,11 @@ const char *kUsage =
 
 namespace {
 
-enum class Kind {
-    Problem,      // goes to problem_from_line (normalised to the short name)
-    Option,       // a driver option with a value
-    Bool,         // a driver option without a value
-    DefaultOnly,  // a MIOpenDriver flag accepted only at the listed values
-    Refused,      // a MIOpenDriver flag convbwd does not implement
-};
+using Kind = FlagKind;
+using Flag = DriverFlag;
 
-struct Flag {
-    const char *name;   // canonical name
-    const char *alias;  // MIOpenDriver's other name, or nullptr
-    Kind kind;
-    const char *accepted;  // DefaultOnly: '|'-separated values
-    const char *reason;    // DefaultOnly / Refused: why
-};
-
-const Flag kFlags[] = {
-    // MIOpenDriver's convolution flags.
-    {"-n", "--batchsize", Kind::Problem, nullptr, nullptr},
-    {"-c", "--in_channels", Kind::Problem, nullptr, nullptr},
-    {"-H", "--in_h", Kind::Problem, nullptr, nullptr},
-    {"-W", "--in_w", Kind::Problem, nullptr, nullptr},
-    {"-k", "--out_channels", Kind::Problem, nullptr, nullptr},
-    {"-y", "--fil_h", Kind::Problem, nullptr, nullptr},
-    {"-x", "--fil_w", Kind::Problem, nullptr, nullptr},
-    {"-p", "--pad_h", Kind::Problem, nullptr, nullptr},
-    {"-q", "--pad_w", Kind::Problem, nullptr, nullptr},
-    {"-u", "--conv_stride_h", Kind::Problem, nullptr, nullptr},
-    {"-v", "--conv_stride_w", Kind::Problem, nullptr, nullptr},
-    {"-l", "--dilation_h", Kind::Problem, nullptr, nullptr},
-    {"-j", "--dilation_w", Kind::Problem, nullptr, nullptr},
-    {"-g", "--group_count", Kind::Problem, nullptr, nullptr},
-    {"-F", "--forw", Kind::Problem, nullptr, nullptr},
-    {"-I", "--in_layout", Kind::Problem, nullptr, nullptr},
-    {"-f", "--fil_layout", Kind::Problem, nullptr, nullptr},
-    {"-O", "--out_layout", Kind::Problem, nullptr, nullptr},
-    {"-m", "--mode", Kind::Problem, nullptr, nullptr},
-    {"--spatial_dim", "-_", Kind::Problem, nullptr, nullptr},
-    {"-t", "--time", Kind::Option, nullptr, nullptr},
-    {"-i", "--iter", Kind::Option, nullptr, nullptr},
-    {"-V", "--verify", Kind::Option, nullptr, nullptr},
-    {"-w", "--wall", Kind::DefaultOnly, "0|1", "times are always wall-clock"},
-    {"-P", "--printconv", Kind::DefaultOnly, "0|1", "the problem line is always printed"},
-    {"-s", "--search", Kind::DefaultOnly, "0",
-     "search/find mode is not supported: convbwd dispatches by problem class; --kernel NAME forces a kernel"},
-    {"-o", "--dump_output", Kind::DefaultOnly, "0", "raw dumps are not supported: use --save-dir DIR (.npy)"},
-    {"-S", "--solution", Kind::DefaultOnly, "-1", "MIOpen solution ids do not apply: use --kernel NAME"},
-    {"-z", "--pad_mode", Kind::DefaultOnly, "default", "only the default padding mode (give -p/-q) is supported"},
-    {"-r", "--pad_val", Kind::DefaultOnly, "0", "only zero padding is supported"},
-    {"-Y", "--trans_output_pad_h", Kind::DefaultOnly, "0", "transposed convolution is not supported"},
-    {"-X", "--trans_output_pad_w", Kind::DefaultOnly, "0", "transposed convolution is not supported"},
-    {"-Z", "--tensor_vect", Kind::DefaultOnly, "0", "vectorised tensors are not supported"},
-    {"-L", "--vector_length", Kind::DefaultOnly, "1", "vectorised tensors are not supported"},
-    {"-~", "--gpubuffer_check", Kind::DefaultOnly, "0", "GPU buffer checks are not supported"},
-    {"-A", "--gpualloc", Kind::DefaultOnly, "0", "buffers are always allocated on the target"},
-    {"-d", "--in_data", Kind::Refused, nullptr, "raw input files are not supported: use --load-dir DIR (x.npy)"},
-    {"-e", "--weights", Kind::Refused, nullptr, "raw weight files are not supported: use --load-dir DIR (w.npy)"},
-    {"-D", "--dout_data", Kind::Refused, nullptr, "raw dout files are not supported: use --load-dir DIR (dy.npy)"},
-    {"-b", "--bias", Kind::Refused, nullptr, "bias is not supported (convbwd computes dx and dw only)"},
-    {"-a", "--in_bias", Kind::Refused, nullptr, "bias is not supported (convbwd computes dx and dw only)"},
-    {"-C", "--verification_cache", Kind::Refused, nullptr,
-     "the verification cache is not supported (the reference runs every time)"},
-    {"-R", "--in_cast_type", Kind::Refused, nullptr, "cast types (fp8) are not supported"},
-    {"-T", "--wei_cast_type", Kind::Refused, nullptr, "cast types (fp8) are not supported"},
-    {"-U", "--out_cast_type", Kind::Refused, nullptr, "cast types (fp8) are not supported"},
-    {"-!", "--in_d", Kind::Refused, nullptr, "3-D convolution is not supported (--spatial_dim 2 only)"},
-    {"-@", "--fil_d", Kind::Refused, nullptr, "3-D convolution is not supported (--spatial_dim 2 only)"},
-    {"-#", "--conv_stride_d", Kind::Refused, nullptr, "3-D convolution is not supported (--spatial_dim 2 only)"},
-    {"-$", "--pad_d", Kind::Refused, nullptr, "3-D convolution is not supported (--spatial_dim 2 only)"},
-    {"-^", "--dilation_d", Kind::Refused, nullptr, "3-D convolution is not supported (--spatial_dim 2 only)"},
-    {"-%", "--trans_output_pad_d", Kind::Refused, nullptr, "3-D convolution is not supported (--spatial_dim 2 only)"},
-    // convbwd extensions of the problem.
-    {"--pad_bottom", nullptr, Kind::Problem, nullptr, nullptr},
-    {"--pad_right", nullptr, Kind::Problem, nullptr, nullptr},
-    // The driver's own options.
+// The driver's own options; MIOpenDriver's flags are common/shapes.h's table.
+const Flag kOwnFlags[] = {
     {"--target", nullptr, Kind::Option, nullptr, nullptr},
     {"--kernel", nullptr, Kind::Option, nullptr, nullptr},
     {"--shapes", nullptr, Kind::Option, nullptr, nullptr},
@@ -125,16 +56,10 @@ const Flag kFlags[] = {
     {"--help", "-h", Kind::Bool, nullptr, nullptr},
 };
 
-// MIOpenDriver's older spellings of a few long names.
-const struct {
-    const char *old_name, *name;
-} kOldNames[] = {{"--conv_stride_0", "-u"}, {"--conv_stride_1", "-v"}};
-
 const Flag *find_flag(const std::string &name) {
-    for (const Flag &f : kFlags)
+    if (const Flag *f = find_miopen_flag(name)) return f;
+    for (const Flag &f : kOwnFlags)
         if (name == f.name || (f.alias && name == f.alias)) return &f;
-    for (const auto &o : kOldNames)
-        if (name == o.old_name) return find_flag(o.name);
     return nullptr;
 }
 
@@ -151,17 +76,6 @@ bool parse_int(const std::string &s, long lo, long hi, long *v) {
     if (*end != 0 || x < lo || x > hi) return false;
     *v = x;
     return true;
-}
-
-bool one_of(const std::string &v, const char *list) {
-    std::string l = list;
-    size_t a = 0;
-    while (true) {
-        size_t b = l.find('|', a);
-        if (l.substr(a, b == std::string::npos ? std::string::npos : b - a) == v) return true;
-        if (b == std::string::npos) return false;
-        a = b + 1;
-    }
 }
 
 bool check_op(const std::string &op, std::string *error) {
@@ -181,11 +95,13 @@ bool check_op(const std::string &op, std::string *error) {
 
 std::string valid_flags() {
     std::string s;
-    for (const Flag &f : kFlags) {
-        if (f.kind == Kind::Refused) continue;
+    auto add = [&](const Flag &f) {
+        if (f.kind == Kind::Refused) return;
         s += (s.empty() ? "" : " ") + std::string(f.name);
         if (f.alias) s += std::string("|") + f.alias;
-    }
+    };
+    for (const Flag &f : miopen_flags()) add(f);
+    for (const Flag &f : kOwnFlags) add(f);
     return s;
 }
 
@@ -193,10 +109,12 @@ bool parse_command_line(const std::vector<std::string> &args, Options *o, std::s
     *o = Options{};
     *show_flags = false;
     size_t i = 0;
-    if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
-        if (!check_op(args[0], error)) return false;
-        o->op = args[0];
-        i = 1;
+    // A logged MIOpen command line pasted whole: "MIOpenDriver conv ..." (as shape files take it).
+    if (!args.empty() && is_miopen_driver_word(args[0])) i = 1;
+    if (i < args.size() && !args[i].empty() && args[i][0] != '-') {
+        if (!check_op(args[i], error)) return false;
+        o->op = args[i];
+        i++;
     }
     o->problem_flags.op = o->op;
     while (i < args.size()) {
@@ -240,7 +158,7 @@ bool parse_command_line(const std::vector<std::string> &args, Options *o, std::s
             *error = "MIOpenDriver flag " + name + " is not supported by convbwd: " + f->reason;
             return false;
         case Kind::DefaultOnly:
-            if (!one_of(value, f->accepted)) {
+            if (!flag_accepts(*f, value)) {
                 *error = "MIOpenDriver flag " + name + " " + value + " is not supported by convbwd: " + f->reason;
                 return false;
             }
@@ -354,18 +272,20 @@ bool problem_of(const DriverLine &line_in, ConvProblem *p, int *directions, std:
     }
     if (!layout.empty()) line.flags["-I"] = layout;
     if (!problem_from_line(line, p, directions, error)) return false;
-    // Geometry: ask the library (any kernel query validates the problem first).
+    // Geometry and sizes: ask the library (any kernel query validates the problem first, in
+    // 64 bits, before anything is allocated), for each direction the line runs. P and Q go in
+    // derived: the library names the field at fault (a stride of 0, a filter that does not
+    // fit, a size that overflows), and they fit int once it accepts the problem.
     convbwd_problem cp = to_c(*p);
-    const char *name = nullptr;
-    if (p->P <= 0 || p->Q <= 0) {
-        *error = "the filter (with dilation) does not fit the padded input: output would be " + std::to_string(p->P) +
-                 " x " + std::to_string(p->Q);
-        return false;
-    }
-    convbwd_status s = convbwd_select_kernel(&cp, CONVBWD_BWD_DATA, to_c(p->dtype), to_c(p->layout), nullptr, &name);
-    if (s == CONVBWD_BAD_PARAM || s == CONVBWD_NULL_POINTER) {
-        *error = std::string("invalid problem: ") + convbwd_last_error();
-        return false;
+    cp.p = cp.q = 0;
+    for (convbwd_direction d : {CONVBWD_BWD_DATA, CONVBWD_BWD_WEIGHT}) {
+        if (!(*directions & d)) continue;
+        const char *name = nullptr;
+        convbwd_status s = convbwd_select_kernel(&cp, d, to_c(p->dtype), to_c(p->layout), nullptr, &name);
+        if (s == CONVBWD_BAD_PARAM || s == CONVBWD_NULL_POINTER || s == CONVBWD_NOT_SUPPORTED) {
+            *error = std::string("invalid problem: ") + convbwd_last_error();
+            return false;
+        }
     }
     return true;
 }

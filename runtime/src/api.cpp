@@ -1,6 +1,7 @@
 // The C API: validate, dispatch, wrap the caller's memory in halide_buffer_t, run the kernel.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -58,8 +59,9 @@ void packed_strides(Layout l, const int64_t e[4], int64_t s[4]) {
     }
 }
 
-Status check_tensors(TensorArg *args, int count, DType *dtype, Layout *layout) {
-    const int64_t kMaxBytes = INT32_MAX;  // Halide buffers without large_buffers
+// The tensors' pointers, dtypes and layouts (which fill p's), then the problem's sizes for that
+// dtype (validate_sizes), then each tensor's strides.
+Status check_tensors(TensorArg *args, int count, Direction dir, ConvProblem *p) {
     for (int i = 0; i < count; i++) {
         TensorArg &a = args[i];
         std::string n = a.name;
@@ -72,38 +74,66 @@ Status check_tensors(TensorArg *args, int count, DType *dtype, Layout *layout) {
         DType t = (DType)a.t->dtype;
         Layout l = a.t->layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
         if (i == 0) {
-            *dtype = t;
-            *layout = l;
-        } else if (t != *dtype) {
+            p->dtype = t;
+            p->layout = l;
+        } else if (t != p->dtype) {
             return fail(CONVBWD_NOT_SUPPORTED, n + ".dtype = " + to_string(t) + " differs from " + args[0].name +
-                                                   ".dtype = " + to_string(*dtype) + " (mixed dtypes)");
-        } else if (l != *layout) {
+                                                   ".dtype = " + to_string(p->dtype) + " (mixed dtypes)");
+        } else if (l != p->layout) {
             return fail(CONVBWD_NOT_SUPPORTED, n + ".layout = " + to_string(l) + " differs from " + args[0].name +
-                                                   ".layout = " + to_string(*layout));
+                                                   ".layout = " + to_string(p->layout));
         }
-        int64_t elems = 1;
-        for (int d = 0; d < 4; d++)
-            if (__builtin_mul_overflow(elems, a.extents[d], &elems))
-                return fail(CONVBWD_BAD_PARAM, n + ": element count overflows 64 bits");
-        int64_t bytes = 0;
-        if (__builtin_mul_overflow(elems, (int64_t)dtype_bytes(t), &bytes) || bytes > kMaxBytes)
-            return fail(CONVBWD_NOT_SUPPORTED, n + " has " + std::to_string(elems) +
-                                                   " elements: tensors over 2^31-1 bytes are not supported");
+    }
+    if (Status s = validate_sizes(*p, dir); !s.ok()) return s;
+    const int64_t kMaxBytes = INT32_MAX;  // Halide buffers without large_buffers
+    for (int i = 0; i < count; i++) {
+        TensorArg &a = args[i];
+        std::string n = a.name;
+        const DType t = p->dtype;
+        const Layout l = p->layout;
         const int64_t *s = a.t->strides;
         if (s[0] || s[1] || s[2] || s[3]) {
             int inner = l == Layout::NCHW ? 3 : 1;
             const char *dimnames = a.filter ? "KCRS" : "NCHW";
+            auto stride_field = [&](int d) {
+                return n + ".strides[" + std::to_string(d) + "] (" + dimnames[d] + ") = " + std::to_string(s[d]);
+            };
             for (int d = 0; d < 4; d++)
-                if (s[d] <= 0)
-                    return fail(CONVBWD_BAD_PARAM, n + ".strides[" + std::to_string(d) + "] (" + dimnames[d] +
-                                                       ") = " + std::to_string(s[d]) + " must be > 0");
+                if (s[d] <= 0) return fail(CONVBWD_BAD_PARAM, stride_field(d) + " must be > 0");
             if (s[inner] != 1)
                 return fail(CONVBWD_NOT_SUPPORTED, n + ".strides[" + std::to_string(inner) + "] (" + dimnames[inner] +
                                                        ") must be 1 for layout " + to_string(l));
+            // The offset of the last element, every product and sum checked: a stride whose
+            // span wraps around int64 would pass a plain sum.
             int64_t span = 0;
-            for (int d = 0; d < 4; d++) span += (a.extents[d] - 1) * s[d];
+            for (int d = 0; d < 4; d++) {
+                int64_t step = 0;
+                if (__builtin_mul_overflow(a.extents[d] - 1, s[d], &step) || __builtin_add_overflow(span, step, &span))
+                    return fail(CONVBWD_BAD_PARAM, stride_field(d) + ": the tensor's span (extent " +
+                                                       std::to_string(a.extents[d]) + " along it) overflows int64");
+            }
+            for (int d = 0; d < 4; d++)
+                if (s[d] > INT32_MAX)
+                    return fail(CONVBWD_NOT_SUPPORTED, stride_field(d) + " does not fit int32 (the kernels' strides)");
             if (span >= kMaxBytes / dtype_bytes(t))
-                return fail(CONVBWD_NOT_SUPPORTED, n + ".strides span over 2^31-1 bytes");
+                return fail(CONVBWD_NOT_SUPPORTED, n + ".strides span " + std::to_string(span) + " elements of " +
+                                                       std::to_string(dtype_bytes(t)) + " bytes: over 2^31-1 bytes");
+            // The output (the last tensor) is written: no two of its elements may share an address.
+            // Taking its dims of extent > 1 from the smallest stride up, each stride must step past
+            // the last offset of the dims before it (nested, as every packed or padded layout is).
+            if (i == count - 1) {
+                int order[4] = {0, 1, 2, 3};
+                std::sort(order, order + 4, [&](int x, int y) { return s[x] < s[y]; });
+                int64_t inner_span = 0;  // last offset of the dims taken so far
+                for (int d : order) {
+                    if (a.extents[d] == 1) continue;
+                    if (s[d] <= inner_span)
+                        return fail(CONVBWD_BAD_PARAM, stride_field(d) + ": the output's elements overlap (its strides "
+                                                       "must nest: each one past the span of the smaller ones, " +
+                                                       std::to_string(inner_span) + ")");
+                    inner_span += (a.extents[d] - 1) * s[d];
+                }
+            }
         }
     }
     return {};
@@ -158,6 +188,20 @@ void describe_activations(const TensorArg *args, Layout l, Query *q) {
     q->planes_dense = dense;
 }
 
+// exec.flags: only the CONVBWD_FLAG_* bits. CONVBWD_FLAG_DETERMINISTIC needs nothing more: every
+// kernel is deterministic (no atomics; backward-weight sums its splits, whose number depends on
+// the problem and the selection only, in a fixed order: registry.cpp, generators/algorithms.h).
+Status check_flags(unsigned flags) {
+    const unsigned known = CONVBWD_FLAG_DETERMINISTIC;
+    if (flags & ~known) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "exec.flags = 0x%x has unknown bits 0x%x (known: CONVBWD_FLAG_DETERMINISTIC = 0x%x)",
+                      flags, flags & ~known, known);
+        return fail(CONVBWD_BAD_PARAM, buf);
+    }
+    return {};
+}
+
 // The kernel a query runs: the one exec.kernel names ("NAME [launch-time knob=value ...]"), if it
 // can implement the query, else the dispatcher's choice.
 Status resolve_kernel(const Query &q, const char *forced, Selection *out) {
@@ -198,7 +242,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
         args[1].extents[0] = p.N, args[1].extents[1] = p.K, args[1].extents[2] = p.P, args[1].extents[3] = p.Q;
         args[2].extents[0] = p.K, args[2].extents[1] = Cg, args[2].extents[2] = p.R, args[2].extents[3] = p.S;
     }
-    s = check_tensors(args, 3, &p.dtype, &p.layout);
+    s = check_tensors(args, 3, dir, &p);
     if (!s.ok()) return report(s);
     if (!std::isfinite(alpha)) return report(fail(CONVBWD_BAD_PARAM, "alpha is not finite"));
     if (!std::isfinite(beta)) return report(fail(CONVBWD_BAD_PARAM, "beta is not finite"));
@@ -207,6 +251,8 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     convbwd_exec defaults{};
     const convbwd_exec &ex = exec ? *exec : defaults;
     s = device_of(ex.target, &q.device);
+    if (!s.ok()) return report(s);
+    s = check_flags(ex.flags);
     if (!s.ok()) return report(s);
     describe_activations(args, p.layout, &q);
 
@@ -297,15 +343,18 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     }
     detach_all();
     if (rc != 0)
-        return report(fail(CONVBWD_EXECUTION_FAILED, std::string(k->name) + " failed (" + std::to_string(rc) + "): " + ctx.error));
-    t_last_error.clear();
-    return CONVBWD_SUCCESS;
+        return report(fail(CONVBWD_EXECUTION_FAILED, std::string(k->name) + " failed (Halide error " + std::to_string(rc) +
+                                                         "): " + (ctx.error.empty() ? "no message" : ctx.error)));
+    return report({});
 }
 
 }  // namespace
 
 convbwd_status report(const Status &s) {
-    t_last_error = s.message;
+    if (s.ok())
+        t_last_error.clear();
+    else
+        t_last_error = s.message.empty() ? std::string(convbwd_status_string(s.code)) + " (no further detail)" : s.message;
     return s.code;
 }
 
@@ -340,7 +389,11 @@ static convbwd_status make_query(const convbwd_problem *problem, convbwd_directi
     q->dir = direction == CONVBWD_BWD_DATA ? Direction::BwdData : Direction::BwdWeight;
     q->problem.dtype = (DType)dtype;
     q->problem.layout = layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
+    s = validate_sizes(q->problem, q->dir);
+    if (!s.ok()) return report(s);
     s = device_of(exec ? exec->target : CONVBWD_TARGET_HOST, &q->device);
+    if (!s.ok()) return report(s);
+    s = check_flags(exec ? exec->flags : 0);
     if (!s.ok()) return report(s);
     return CONVBWD_SUCCESS;
 }
@@ -355,7 +408,7 @@ convbwd_status convbwd_select_kernel(const convbwd_problem *problem, convbwd_dir
     Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &sel);
     if (!s.ok()) return report(s);
     *kernel_name = sel.kernel->name;
-    return CONVBWD_SUCCESS;
+    return report({});
 }
 
 convbwd_status convbwd_workspace_size(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
@@ -368,7 +421,7 @@ convbwd_status convbwd_workspace_size(const convbwd_problem *problem, convbwd_di
     Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &sel);
     if (!s.ok()) return report(s);
     *bytes = (size_t)workspace_bytes(sel, q.problem);
-    return CONVBWD_SUCCESS;
+    return report({});
 }
 
 convbwd_status convbwd_problem_key(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
@@ -382,13 +435,13 @@ convbwd_status convbwd_problem_key(const convbwd_problem *problem, convbwd_direc
         return report(fail(CONVBWD_BAD_PARAM, "key_bytes = " + std::to_string(key_bytes) + " is less than the " +
                                                   std::to_string(k.size() + 1) + " bytes of the key"));
     std::memcpy(key, k.c_str(), k.size() + 1);
-    return CONVBWD_SUCCESS;
+    return report({});
 }
 
 convbwd_status convbwd_load_tuning_db(const char *path) {
     Status s = load_tuning_db(path);
     if (!s.ok()) return report(s);
-    return CONVBWD_SUCCESS;
+    return report({});
 }
 
 int convbwd_kernel_count(void) { return (int)(kernels_end() - kernels_begin()); }
@@ -419,7 +472,7 @@ convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc) {
     desc->family = k.family;
     desc->role = to_string(k.role);
     desc->launch = k.launch;
-    return CONVBWD_SUCCESS;
+    return report({});
 }
 
 const char *convbwd_status_string(convbwd_status s) {

@@ -87,12 +87,17 @@ struct Status {
 };
 inline Status fail(convbwd_status code, std::string message) { return Status{code, std::move(message)}; }
 
-// Records the thread's last error and returns its code.
+// Records the outcome of an API call and returns its code: a failure's message (never empty) for
+// convbwd_last_error(), or "" for a success. Every public call that returns a status ends in it.
 convbwd_status report(const Status &s);
 
 // Validates the problem fields and fills P, Q (derived, or checked against H, W). Every failure
-// names the field.
+// names the field. Overflow-safe: padded sizes, dilated filters, P and Q must fit int32.
 Status validate_problem(const convbwd_problem *in, ConvProblem *out);
+// Validates the sizes of a problem's tensors for its dtype (and, for backward-weight, the f32
+// partial sums): element counts fit int64 (BAD_PARAM) and each tensor's bytes fit int32, as
+// the kernels address them (NOT_SUPPORTED). Every entry point calls it before dispatching.
+Status validate_sizes(const ConvProblem &p, Direction dir);
 
 // A problem the registry can be asked about: geometry + dtype + layout + direction + device.
 struct Query {

@@ -1,4 +1,6 @@
-// Problem validation: every failure names the field and the value.
+// Problem validation: every failure names the field and the value. Sizes are computed in 64 bits
+// with every product and sum checked, before anything is allocated, dispatched or launched.
+#include <cstdint>
 #include <string>
 
 #include "internal.h"
@@ -12,6 +14,8 @@ std::string field(const char *name, long long v) { return std::string("problem."
 Status validate_problem(const convbwd_problem *in, ConvProblem *out) {
     if (!in) return fail(CONVBWD_NULL_POINTER, "problem is NULL");
     const convbwd_problem &p = *in;
+    // Ranges first: a stride or dilation of 0 is reported as such, never as a filter that does
+    // not fit (the output size formula divides by the stride).
     struct {
         const char *name;
         int value, min;
@@ -29,18 +33,42 @@ Status validate_problem(const convbwd_problem *in, ConvProblem *out) {
     if (p.k % p.groups != 0)
         return fail(CONVBWD_BAD_PARAM, field("groups", p.groups) + " does not divide problem.k = " + std::to_string(p.k));
 
-    // The dilated filter must fit in the padded input (else the forward output is empty).
-    const int64_t eff_r = (int64_t)p.dilation_h * (p.r - 1) + 1, eff_s = (int64_t)p.dilation_w * (p.s - 1) + 1;
-    const int64_t padded_h = (int64_t)p.h + p.pad_top + p.pad_bottom, padded_w = (int64_t)p.w + p.pad_left + p.pad_right;
-    if (eff_r > padded_h)
-        return fail(CONVBWD_BAD_PARAM, field("r", p.r) + ": dilated filter height " + std::to_string(eff_r) +
-                                           " exceeds padded input height " + std::to_string(padded_h));
-    if (eff_s > padded_w)
-        return fail(CONVBWD_BAD_PARAM, field("s", p.s) + ": dilated filter width " + std::to_string(eff_s) +
-                                           " exceeds padded input width " + std::to_string(padded_w));
-
-    const int64_t P = conv_out_size(p.h, p.pad_top, p.pad_bottom, p.r, p.stride_h, p.dilation_h);
-    const int64_t Q = conv_out_size(p.w, p.pad_left, p.pad_right, p.s, p.stride_w, p.dilation_w);
+    // Every field is a non-negative int here, so these sums and products fit 64 bits (< 2^63).
+    // The kernels index the padded input and the dilated filter with int32 (Halide Exprs):
+    // both must fit it.
+    struct Dim {
+        const char *in, *pad_begin, *pad_end, *filter, *stride, *dilation, *what, *out;
+        int64_t in_v, pad_begin_v, pad_end_v, filter_v, stride_v, dilation_v;
+    } dims[] = {{"h", "pad_top", "pad_bottom", "r", "stride_h", "dilation_h", "height", "p", p.h, p.pad_top,
+                 p.pad_bottom, p.r, p.stride_h, p.dilation_h},
+                {"w", "pad_left", "pad_right", "s", "stride_w", "dilation_w", "width", "q", p.w, p.pad_left,
+                 p.pad_right, p.s, p.stride_w, p.dilation_w}};
+    int64_t outs[2];
+    for (int i = 0; i < 2; i++) {
+        const Dim &d = dims[i];
+        const int64_t padded = d.in_v + d.pad_begin_v + d.pad_end_v;
+        const int64_t eff = d.dilation_v * (d.filter_v - 1) + 1;
+        if (padded > INT32_MAX)  // h and w are ints: a padding is the cause
+            return fail(CONVBWD_BAD_PARAM, (d.pad_end_v ? field(d.pad_end, d.pad_end_v) : field(d.pad_begin, d.pad_begin_v)) +
+                                               ": padded input " + d.what + " " +
+                                               std::to_string(padded) + " (problem." + d.in + " + " + d.pad_begin +
+                                               " + " + d.pad_end + ") overflows int32");
+        if (eff > INT32_MAX)
+            return fail(CONVBWD_BAD_PARAM, field(d.dilation, d.dilation_v) + ": dilated filter " + d.what + " " +
+                                               std::to_string(eff) + " (problem." + d.dilation + " * (" + d.filter +
+                                               " - 1) + 1) overflows int32");
+        // The dilated filter must fit in the padded input (else the forward output is empty).
+        if (eff > padded)
+            return fail(CONVBWD_BAD_PARAM, field(d.filter, d.filter_v) + ": the dilated filter (" + d.what + " " +
+                                               std::to_string(eff) + ") does not fit the padded input (" + d.what +
+                                               " " + std::to_string(padded) + ")");
+        const int64_t o = conv_out_size(d.in_v, d.pad_begin_v, d.pad_end_v, d.filter_v, d.stride_v, d.dilation_v);
+        if (o < 1 || o > INT32_MAX)  // cannot happen after the checks above; kept as the stated bound
+            return fail(CONVBWD_BAD_PARAM, std::string("problem.") + d.out + ": output " + d.what + " " +
+                                               std::to_string(o) + " is outside [1, 2^31-1]");
+        outs[i] = o;
+    }
+    const int64_t P = outs[0], Q = outs[1];
     if (p.p != 0 && p.p != P)
         return fail(CONVBWD_BAD_PARAM, field("p", p.p) + " is inconsistent with h, pad_top, pad_bottom, r, stride_h, "
                                                        "dilation_h (expected " + std::to_string(P) + ")");
@@ -54,6 +82,40 @@ Status validate_problem(const convbwd_problem *in, ConvProblem *out) {
     c.pad_top = p.pad_top, c.pad_bottom = p.pad_bottom, c.pad_left = p.pad_left, c.pad_right = p.pad_right;
     c.stride_h = p.stride_h, c.stride_w = p.stride_w, c.dilation_h = p.dilation_h, c.dilation_w = p.dilation_w;
     *out = c;
+    return {};
+}
+
+Status validate_sizes(const ConvProblem &p, Direction dir) {
+    const int64_t eb = dtype_bytes(p.dtype);
+    struct {
+        const char *tensor, *fields;
+        int64_t dims[4];
+        int64_t elem_bytes;
+    } tensors[] = {
+        {dir == Direction::BwdData ? "dx" : "x", "n * c * h * w", {p.N, p.C, p.H, p.W}, eb},
+        {"dy", "n * k * p * q", {p.N, p.K, p.P, p.Q}, eb},
+        {dir == Direction::BwdData ? "w" : "dw", "k * (c / groups) * r * s", {p.K, p.C / p.G, p.R, p.S}, eb},
+        // Backward-weight's f32 partial sums of one split (the workspace's unit; an int32-indexed
+        // Halide buffer too).
+        {"the f32 partial sums of dw", "k * (c / groups) * r * s", {p.K, p.C / p.G, p.R, p.S}, 4},
+    };
+    const int count = dir == Direction::BwdWeight ? 4 : 3;
+    for (int i = 0; i < count; i++) {
+        const auto &t = tensors[i];
+        std::string dims = std::to_string(t.dims[0]);
+        for (int d = 1; d < 4; d++) dims += " * " + std::to_string(t.dims[d]);
+        int64_t elems = 1, bytes = 0;
+        for (int64_t e : t.dims)
+            if (__builtin_mul_overflow(elems, e, &elems))
+                return fail(CONVBWD_BAD_PARAM, std::string(t.tensor) + ": problem." + t.fields + " = " + dims +
+                                                   " elements overflows int64");
+        // Halide buffers without large_buffers: the kernels address a tensor's bytes with int32.
+        if (__builtin_mul_overflow(elems, t.elem_bytes, &bytes) || bytes > INT32_MAX)
+            return fail(CONVBWD_NOT_SUPPORTED, std::string(t.tensor) + ": problem." + t.fields + " = " + dims + " = " +
+                                                   std::to_string(elems) + " elements of " +
+                                                   std::to_string(t.elem_bytes) +
+                                                   " bytes: tensors over 2^31-1 bytes are not supported");
+    }
     return {};
 }
 

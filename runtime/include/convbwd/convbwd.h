@@ -60,7 +60,14 @@ typedef struct convbwd_tensor {
     int64_t strides[4];
 } convbwd_tensor;
 
-enum { CONVBWD_FLAG_DETERMINISTIC = 1 }; /* bit-identical results from run to run */
+/* exec.flags. A bit not listed here is refused (CONVBWD_BAD_PARAM naming exec.flags).
+ * CONVBWD_FLAG_DETERMINISTIC: bit-identical results from run to run, for the same problem,
+ * tensors, kernel (the dispatcher's choice depends on the problem, exec.kernel and the tuning
+ * databases only) and library build, whatever the thread count or the stream. Every kernel of
+ * this library satisfies it, so it never changes the choice: no kernel uses atomics, and
+ * backward-weight's split reduction sums a fixed number of partials (a function of the problem
+ * and the kernel only) in a fixed order. */
+enum { CONVBWD_FLAG_DETERMINISTIC = 1 };
 
 typedef struct convbwd_exec {
     convbwd_target target;
@@ -120,7 +127,11 @@ int convbwd_kernel_count(void);
 convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc);
 
 const char *convbwd_status_string(convbwd_status status);
-const char *convbwd_last_error(void); /* message of this thread's last failed call, "" if none */
+/* This thread's message of the last call that returned a convbwd_status: every such call sets
+ * it when it fails (a message naming the field, never empty) and clears it to "" when it
+ * succeeds. convbwd_kernel_count, convbwd_status_string and convbwd_last_error leave it as it is.
+ * The pointer is valid until this thread's next call of the API. */
+const char *convbwd_last_error(void);
 
 #ifdef __cplusplus
 }
