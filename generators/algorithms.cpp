@@ -185,7 +185,7 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
 }
 
 BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a, DType t,
-                                 StrideClass sc, FilterClass fc, Expr max_splits, GroupClass gc) {
+                                 StrideClass sc, FilterClass fc, Expr max_splits, GroupClass gc, bool image_splits) {
     BwdWeightGraph g;
     ClassConsts k = class_consts(sc, fc);
     g.sx = g.sy = k.stride;
@@ -214,9 +214,10 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
     g.partial(g.s, g.r, g.cg, g.k, g.sp) = 0.0f;
     Expr grp = select(a.groups == 1, 0, g.k / Kg);
     Expr c_of = depthwise ? Expr(g.k) : grp * Cg + g.cg;
-    if (gc == GroupClass::Narrow) {
+    if (image_splits) {
         // Splits of whole images (ceil(N / max_splits) each; the dispatcher makes max_splits a
-        // divisor of N) and a reduction over (q, p, image): no division per row.
+        // divisor of N) and a reduction over (q, p, image): no division per row, and a split's
+        // x and dy are whole images, which a schedule can stage once.
         Expr ips = (a.N + max_splits - 1) / max_splits;
         g.rows = ips * a.P;
         g.splits = (a.N + ips - 1) / ips;

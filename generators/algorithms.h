@@ -58,8 +58,10 @@ struct BwdWeightGraph {
     // at (p, n), where row = n * P + p: what partial reads (inlined by default).
     Halide::Func x_row, dy_row;
     // partial(s, r, cg, k, sp): the reduction over rows [sp*rows, (sp+1)*rows) of the flattened
-    // (n, p) space and every q. rr.x = q, rr.y = row within the split. GroupClass::Narrow: splits
-    // of whole images, rr.x = q, rr.y = p, rr.z = image within the split (x_row, dy_row unused).
+    // (n, p) space and every q. rr.x = q, rr.y = row within the split. image_splits (the
+    // host's narrow and depthwise families): splits of whole images (the dispatcher makes the
+    // split count a divisor of N), rr.x = q, rr.y = p, rr.z = image within the split (x_row,
+    // dy_row unused).
     Halide::Func partial;
     Halide::Func ws;   // ws(s, r, cg, k, sp) = partial: the f32 partial sums, a pipeline output
                        // living in the caller's workspace (stage 1 of 2)
@@ -77,6 +79,6 @@ struct BwdWeightGraph {
 // (undefined) workspace output Func, `out` the dw output Func; the algorithm defines both.
 BwdWeightGraph define_bwd_weight(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws, Halide::Func out, const ConvArgs &a,
                                  DType t, StrideClass sc, FilterClass fc, Halide::Expr max_splits,
-                                 GroupClass gc = GroupClass::Any);
+                                 GroupClass gc = GroupClass::Any, bool image_splits = false);
 
 }  // namespace convbwd

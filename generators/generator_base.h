@@ -176,7 +176,7 @@ protected:
     BwdWeightGraph build_bwd_weight(const ConvArgs &args) {
         require_groups(args);
         BwdWeightGraph g = define_bwd_weight(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
-                                             filter_class, max(*splits, 1), Gen::kGroups);
+                                             filter_class, max(*splits, 1), Gen::kGroups, Gen::kImageSplits);
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);
         constrain_filter(*out);

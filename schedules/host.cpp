@@ -188,33 +188,16 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     ru.specialize(a.groups == 1);
 }
 
-// Backward-weight, host, narrow (c / groups < 8: first layers, small groups). Channel vectors
-// would run mostly empty, so the vectors run along the columns: a register tile is tile_k x
-// tile_cg vectors of column lanes for one filter tap (an rfactor of the lanes), summed over the
-// split's rows and columns, then across its lanes into partial once. The dispatcher makes each
-// split whole images, so x (with its zero border) and, in NHWC, dy are staged once per split
-// with columns innermost; the split's tasks are (filter row, k tiles).
-void schedule_bwd_weight_narrow_host(BwdWeightGraph &g, const BwdWeightNarrowHostParams &p, const ConvArgs &a,
-                                     Layout layout, StrideClass, FilterClass) {
-    const int V = p.vec, TK = p.tile_k, TCG = p.tile_cg;
+namespace {
+
+// Stage 1 of a backward-weight kernel with vectors along the columns (dy's q): the reduction's
+// columns split into vectors of V lanes (an rfactor), one register tile of TK k x TCG cg vectors
+// of lanes (x S taps when taps > 0: a class filter's row of taps in the tile) summed over a
+// split's whole images in registers, then across its lanes into partial once. Tasks are (filter
+// row, k tiles). Needs the image-split algorithm (GroupClass Narrow or Depthwise).
+void schedule_weight_column_lanes(BwdWeightGraph &g, const ConvArgs &a, int V, int TK, int TCG, int taps) {
     Var cgo("cgo"), cgi("cgi"), ko("ko"), ki("ki"), rk("rk"), lane("lane");
     RVar qo("qo"), qi("qi");
-
-    // Stage 2: the splits summed per k (the filter is small).
-    g.out.compute_root();
-    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) { s.parallel(g.k); });
-    g.dw.compute_at(g.out, g.k);
-
-    // Stage 1: one split after another, its tasks in parallel.
-    g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp);
-    g.partial.compute_at(g.ws, g.sp);
-    std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n): columns innermost, the zero border materialised
-    g.x_f.compute_at(g.ws, g.sp).vectorize(xv[0], V, TailStrategy::GuardWithIf).parallel(xv[2]);
-    if (layout == Layout::NHWC) {
-        std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n): transposed to columns innermost
-        g.dy_f.compute_at(g.ws, g.sp).vectorize(dv[0], V, TailStrategy::GuardWithIf).parallel(dv[2]);
-    }
-
     g.partial.update().split(g.rr.x, qo, qi, V, TailStrategy::GuardWithIf);
     Func lanes = g.partial.update().rfactor(qi, lane);  // lanes(s, r, cg, k, sp, lane)
     Stage u = g.partial.update();
@@ -223,19 +206,26 @@ void schedule_bwd_weight_narrow_host(BwdWeightGraph &g, const BwdWeightNarrowHos
         .reorder(qi, cgi, ki, g.s, cgo, ko, g.r, g.sp)
         .fuse(ko, g.r, rk)
         .parallel(rk);
-    lanes.compute_at(g.partial, g.s)
-        .bound_storage(lane, V)
-        .bound_storage(g.cg, TCG)
-        .bound_storage(g.k, TK)
-        .reorder_storage(lane, g.cg, g.k, g.s, g.r, g.sp);
-    for (Stage st : {Stage(lanes), lanes.update()}) {  // a region of at most TCG x TK vectors: registers
+    if (taps > 0) {
+        g.ws.bound(g.s, 0, taps);  // the workspace's tap dim (its extent is checked on entry)
+        lanes.compute_at(g.partial, cgo).bound_storage(g.s, taps);
+    } else {
+        lanes.compute_at(g.partial, g.s);
+    }
+    lanes.bound_storage(lane, V).bound_storage(g.cg, TCG).bound_storage(g.k, TK);
+    lanes.reorder_storage(lane, g.cg, g.k, g.s, g.r, g.sp);
+    for (Stage st : {Stage(lanes), lanes.update()}) {  // a constant region: registers
         st.split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
             .split(g.cg, cgo, cgi, TCG, TailStrategy::GuardWithIf)
             .vectorize(lane)
             .unroll(cgi)
             .unroll(ki);
+        if (taps > 0) st.unroll(g.s);
     }
-    lanes.update().reorder(lane, cgi, ki, qo, g.rr.y, g.rr.z, cgo, ko, g.s, g.r, g.sp);
+    if (taps > 0)
+        lanes.update().reorder(lane, cgi, ki, g.s, qo, g.rr.y, g.rr.z, cgo, ko, g.r, g.sp);
+    else
+        lanes.update().reorder(lane, cgi, ki, qo, g.rr.y, g.rr.z, cgo, ko, g.s, g.r, g.sp);
     // x's columns at a constant stride: dense (1) or two dense loads and a shuffle (2), not a
     // gather; one group: no group index per k.
     for (Expr cond : {a.groups == 1 && a.stride_w == 1, a.groups == 1 && a.stride_w == 2, a.stride_w == 1,
@@ -243,14 +233,54 @@ void schedule_bwd_weight_narrow_host(BwdWeightGraph &g, const BwdWeightNarrowHos
         lanes.update().specialize(cond);
 }
 
-// Backward-weight, host, depthwise (c = k = groups): cg has extent 1 and x's channel is k, so the
-// vectors run along k: each task keeps tile_c vectors of k x the filter row's taps (unrolled where
-// the filter is a class constant) in registers while the row's columns stream past; NCHW stages x
-// and dy channels-innermost (one transposing copy per split).
-void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams &p, const ConvArgs &,
+// Stage 2 of those kernels: the splits summed per k (the filter is small).
+void schedule_weight_sum_splits_per_k(BwdWeightGraph &g) {
+    g.out.compute_root();
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) { s.parallel(g.k); });
+    g.dw.compute_at(g.out, g.k);
+}
+
+}  // namespace
+
+// Backward-weight, host, narrow (c / groups < 8: first layers, small groups). Channel vectors
+// would run mostly empty, so the vectors run along the columns (schedule_weight_column_lanes).
+// The dispatcher makes each split whole images, so x (with its zero border) and, in NHWC, dy are
+// staged once per split with columns innermost.
+void schedule_bwd_weight_narrow_host(BwdWeightGraph &g, const BwdWeightNarrowHostParams &p, const ConvArgs &a,
+                                     Layout layout, StrideClass, FilterClass) {
+    const int V = p.vec;
+    schedule_weight_sum_splits_per_k(g);
+    g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp);
+    g.partial.compute_at(g.ws, g.sp);
+    std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n): columns innermost, the zero border materialised
+    g.x_f.compute_at(g.ws, g.sp).vectorize(xv[0], V, TailStrategy::GuardWithIf).parallel(xv[2]);
+    if (layout == Layout::NHWC) {
+        std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n): transposed to columns innermost
+        g.dy_f.compute_at(g.ws, g.sp).vectorize(dv[0], V, TailStrategy::GuardWithIf).parallel(dv[2]);
+    }
+    schedule_weight_column_lanes(g, a, V, p.tile_k, p.tile_cg, 0);
+}
+
+// Backward-weight, host, depthwise (c = k = groups; splits of whole images). NCHW: vectors along
+// the columns (schedule_weight_column_lanes; tile_k channels x a class filter's row of taps), x
+// staged per split with its border, dy read in place. NHWC: vectors along k (= c), dense in x and
+// dy: one image's sum (an rfactor over the split's images) per register tile of tile_c vectors x
+// a class filter's row of taps, x staged per split with its border and channels innermost; tasks
+// are tiles of k.
+void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams &p, const ConvArgs &a,
                                  Layout layout, StrideClass, FilterClass fc) {
     const int V = p.vec;
-    Var cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki");
+    const int taps = fc == FilterClass::K3 ? 3 : fc == FilterClass::K1 ? 1 : 0;  // a class filter's row
+    std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
+    if (layout == Layout::NCHW) {
+        schedule_weight_sum_splits_per_k(g);
+        g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp);
+        g.partial.compute_at(g.ws, g.sp);
+        g.x_f.compute_at(g.ws, g.sp).vectorize(xv[0], V, TailStrategy::GuardWithIf).parallel(xv[2]);
+        schedule_weight_column_lanes(g, a, V, p.tile_k, 1, taps);
+        return;
+    }
+    Var cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki"), img("img");
     const int TKV = V * p.tile_c;  // k per register tile: tile_c vectors
     g.out.compute_root();
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
@@ -258,26 +288,40 @@ void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams 
     });
     g.dw.compute_at(g.out, g.r).reorder(g.k, g.cg, g.s, g.r).vectorize(g.k, V, TailStrategy::GuardWithIf);
     g.dw.update().reorder(g.k, g.cg, g.s, g.rsp, g.r).vectorize(g.k, V, TailStrategy::GuardWithIf);
-    g.ws.reorder(g.k, g.s, g.cg, g.r, g.sp).vectorize(g.k, V, TailStrategy::GuardWithIf).parallel(g.sp);
+    g.ws.reorder(g.k, g.s, g.cg, g.r, g.sp).vectorize(g.k, V, TailStrategy::GuardWithIf);
     g.partial.compute_at(g.ws, g.sp).reorder_storage(g.k, g.s, g.cg, g.r, g.sp);
     g.partial.vectorize(g.k, V, TailStrategy::GuardWithIf);
+    g.x_f.compute_at(g.ws, g.sp)
+        .reorder_storage(xv[2], xv[0], xv[1], xv[3])
+        .reorder(xv[2], xv[0], xv[1], xv[3])
+        .vectorize(xv[2], V, TailStrategy::GuardWithIf)
+        .parallel(xv[1]);
+    Func isum = g.partial.update().rfactor(g.rr.z, img);  // one image's sum
     Stage u = g.partial.update();
     u.split(g.k, ko, ki, TKV, TailStrategy::GuardWithIf)
         .split(ki, cvo, cvi, V, TailStrategy::GuardWithIf)
-        .reorder(cvi, cvo, g.s, g.rr.x, g.r, ko, g.cg, g.rr.y, g.sp)
         .vectorize(cvi)
         .unroll(cvo);
-    if (fc != FilterClass::Any) {  // a class filter: its taps' accumulators in registers
-        const int S = fc == FilterClass::K3 ? 3 : 1;
-        g.ws.bound(g.s, 0, S);  // the workspace's tap dim (its extent is checked on entry)
-        u.unroll(g.s);
+    if (taps > 0) {
+        g.ws.bound(g.s, 0, taps);
+        u.reorder(cvi, cvo, g.s, g.rr.z, g.r, ko, g.cg, g.sp).unroll(g.s).parallel(ko);
+        isum.compute_at(g.partial, g.rr.z).bound_storage(g.s, taps);
+    } else {
+        u.reorder(cvi, cvo, g.rr.z, g.s, g.r, ko, g.cg, g.sp).parallel(ko);
+        isum.compute_at(g.partial, g.s);
     }
-    std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
-    if (layout == Layout::NCHW) {
-        g.x_f.compute_at(g.ws, g.sp).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
-        std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n)
-        g.dy_f.compute_at(g.ws, g.sp).reorder_storage(dv[2], dv[0], dv[1], dv[3]);
+    isum.bound_storage(g.k, TKV).reorder_storage(g.k, g.s, g.cg, g.r, g.sp, img);
+    for (Stage st : {Stage(isum), isum.update()}) {
+        st.split(g.k, ko, ki, TKV, TailStrategy::GuardWithIf)
+            .split(ki, cvo, cvi, V, TailStrategy::GuardWithIf)
+            .vectorize(cvi)
+            .unroll(cvo);
+        if (taps > 0) st.unroll(g.s);
     }
+    if (taps > 0)
+        isum.update().reorder(cvi, cvo, g.s, g.rr.x, g.rr.y, ko, g.cg, g.r, g.sp, img);
+    else
+        isum.update().reorder(cvi, cvo, g.rr.x, g.rr.y, ko, g.cg, g.s, g.r, g.sp, img);
 }
 
 }  // namespace convbwd

@@ -88,9 +88,10 @@ CONVBWD_DEFINE_PARAMS(BwdWeightHostParams, CONVBWD_BWD_WEIGHT_HOST_KNOBS)
 
 // ---- Backward-weight, host CPU, depthwise (conv_bwd_weight_dw_host): vectors along k (= c) ----
 #define CONVBWD_BWD_WEIGHT_DW_HOST_KNOBS(X)                                                              \
-    X(tile_c, 2, Compile, "c!", "vectors of channels per register tile (x the filter row's taps)", 1, 2, 3, 4) \
+    X(tile_c, 2, Compile, "c!", "NHWC: vectors of channels per register tile (x the filter row's taps)", 1, 2, 3, 4) \
+    X(tile_k, 4, Compile, "k", "NCHW: channels per register tile (x the filter row's taps; vectors along the columns)", 1, 2, 3, 4) \
     X(vec, 8, Compile, "v", "f32 SIMD lanes", 4, 8, 16)                                                  \
-    X(max_splits, 16, Launch, "", "partial sums over the N*P rows (the reduction split)", 1, 2, 4, 8, 16, 32, 64, 128, 256)
+    X(max_splits, 16, Launch, "", "partial sums over the images (a divisor of N, at most this)", 1, 2, 4, 8, 16, 32, 64, 128, 256)
 CONVBWD_DEFINE_PARAMS(BwdWeightDwHostParams, CONVBWD_BWD_WEIGHT_DW_HOST_KNOBS)
 
 // ---- Backward-weight, host CPU, narrow (conv_bwd_weight_narrow_host): c / groups < 8, so the
@@ -389,6 +390,7 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         const auto p = to_params<BwdWeightDwHostParams>(vals);
         const int taps = c.filter == FilterClass::K3 ? 3 : 1;  // a class filter's taps are unrolled
         if (!(e = need(p.tile_c * taps <= budget(p.vec), acc_rule("tile_c * taps (3 for k3)", p.vec))).empty()) return e;
+        if (!(e = need(p.tile_k * taps <= budget(p.vec), acc_rule("tile_k * taps (3 for k3)", p.vec))).empty()) return e;
     } else if (f.kind == ScheduleKind::Host) {
         const auto p = to_params<BwdWeightHostParams>(vals);
         if (!(e = need(p.tile_c * p.tile_k <= budget(p.vec), acc_rule("tile_c * tile_k", p.vec))).empty()) return e;

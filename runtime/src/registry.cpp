@@ -77,8 +77,9 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
         want = std::min<int64_t>(g.max_splits, (std::max(1, g.split_blocks) + tiles - 1) / tiles);
     }
     int64_t splits = std::max<int64_t>(1, std::min({want, by_workspace, rows}));
-    // The narrow family stages x and dy per split: splits of whole images (a divisor of N).
-    if (s.knobs.family->groups == GroupClass::Narrow)
+    // The host's narrow and depthwise families stage x and dy per split: splits of whole images
+    // (a divisor of N; their generators' image splits).
+    if (k.device == Device::Host && s.knobs.family->groups != GroupClass::Any)
         while (p.N % splits != 0) splits--;
     return splits;
 }
