@@ -303,7 +303,9 @@ int main(int argc, char **argv) {
             if (!result.storage.empty()) outputs.emplace_back(d == Direction::BwdData ? "dx" : "dw", std::move(result));
         }
     }
-    if (!o.save_dir.empty()) {
+    if (!o.save_dir.empty() && failures) {
+        std::fprintf(stderr, "convbwd-driver: --save-dir: nothing written (%d of the runs failed)\n", failures);
+    } else if (!o.save_dir.empty()) {
         try {
             std::filesystem::create_directories(o.save_dir);
             for (const auto &out : outputs)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 
@@ -325,8 +326,13 @@ RunResult run_case(const RunSpec &s, std::mt19937 &rng) {
         } else {
             VerifyResult pv;
             if (s.verify) {
-                pv = verify_output(pout, ref, n_acc, r.exact);
-                r.peer.note = pv.ok ? "verified" : std::to_string(pv.mismatches) + " mismatches, first " + pv.first_bad;
+                // Never bit for bit: a peer may reorder its sums (FFT, Winograd, split-K), so it is
+                // held to the tolerance of the dtype and the reduction length (verify.h).
+                pv = verify_output(pout, ref, n_acc, false);
+                char tol[96];
+                std::snprintf(tol, sizeof tol, " within %.3g (max error %.3g)", pv.tol, pv.max_err);
+                r.peer.note = pv.ok ? std::string("verified") + tol
+                                    : std::to_string(pv.mismatches) + " mismatches, first " + pv.first_bad + ";" + tol;
             } else {  // no reference: agreement with convbwd within the tolerance of the dtype
                 std::vector<double> mine(r.out.size());
                 const std::vector<float> got = r.out.to_logical();

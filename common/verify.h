@@ -27,7 +27,8 @@ inline double eps_of(DType t) { return t == DType::F32 ? 0x1p-24 : t == DType::F
 inline VerifyResult verify_output(const HostTensor &out, const std::vector<double> &ref, int64_t n_acc, bool exact) {
     VerifyResult r;
     std::vector<float> got = out.to_logical();
-    for (double v : ref) r.max_ref = std::max(r.max_ref, std::fabs(v));
+    for (double v : ref)
+        if (std::isfinite(v)) r.max_ref = std::max(r.max_ref, std::fabs(v));
     const double eps_out = eps_of(out.dtype), eps_acc = 0x1p-24;
     r.tol = exact ? 0.0 : r.max_ref * ((double)n_acc * eps_acc + eps_out) + eps_out;
     const auto &d = out.dims;
@@ -36,10 +37,17 @@ inline VerifyResult verify_output(const HostTensor &out, const std::vector<doubl
         if (out.dtype != DType::F32 && exact) {  // the exact result, rounded once to the storage type
             want = out.dtype == DType::F16 ? f16_to_f32(f32_to_f16((float)want)) : bf16_to_f32(f32_to_bf16((float)want));
         }
-        double err = std::fabs((double)got[i] - want);
-        bool bad = !std::isfinite(got[i]) || err > r.tol;
-        if (!std::isfinite(got[i])) r.unwritten++;
-        else r.max_err = std::max(r.max_err, err);
+        // A non-finite reference (NaN or Inf in the inputs) is matched by the same non-finite
+        // value; otherwise a non-finite output is unwritten (the NaN poison) or wrong.
+        bool bad;
+        if (!std::isfinite(want)) {
+            bad = std::isnan(want) ? !std::isnan(got[i]) : (double)got[i] != want;
+        } else {
+            double err = std::fabs((double)got[i] - want);
+            bad = !std::isfinite(got[i]) || err > r.tol;
+            if (!std::isfinite(got[i])) r.unwritten++;
+            else r.max_err = std::max(r.max_err, err);
+        }
         if (bad) {
             if (r.mismatches == 0) {
                 int64_t i3 = i % d[3], i2 = (i / d[3]) % d[2], i1 = (i / d[3] / d[2]) % d[1], i0 = i / d[3] / d[2] / d[1];

@@ -873,6 +873,19 @@ TEST_CASE("driver: --load-dir / --save-dir run loaded data and write dx / dw in 
         }
 }
 
+TEST_CASE("driver: a failed run writes nothing to --save-dir") {
+    TempDir out;
+    const std::string save = out / "results";
+    // Both directions, a backward-data kernel forced: backward-weight cannot run it.
+    Run r = driver("conv -n 1 -c 8 -H 6 -W 6 -k 8 -y 3 -x 3 -p 1 -q 1 -F 6 --kernel bwdd_f32_nchw_any_any_host_c1x4 "
+                   "--save-dir " + quote(save) + " --json");
+    CAPTURE(r.err);
+    CHECK(r.rc == 1);
+    CHECK(contains(r.err, "--save-dir: nothing written (1 of the runs failed)"));
+    CHECK(!fs::exists(save + "/dx.npy"));
+    CHECK(!fs::exists(save + "/dw.npy"));
+}
+
 TEST_CASE("driver: --load-dir refuses a wrong file by name and writes nothing") {
     TempDir in, out;
     ConvProblem p = with_derived_output(ConvProblem{.N = 1, .C = 2, .H = 5, .W = 5, .K = 3, .R = 3, .S = 3});

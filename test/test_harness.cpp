@@ -97,6 +97,34 @@ TEST_CASE("supplied inputs are used as given and verified within a tolerance") {
     CHECK(r.b.storage == w.storage);
 }
 
+TEST_CASE("NaN inputs: NaN outputs where the reference is NaN pass, and nothing else changes") {
+    std::mt19937 rng(12);
+    RunSpec s;
+    s.p = strided_layer();
+    s.peer = "scatter";
+    HostTensor dy(dy_dims(s.p), s.p.dtype, s.p.layout), w(w_dims(s.p), s.p.dtype, s.p.layout);
+    dy.fill_random_ints(rng);
+    w.fill_random_ints(rng);
+    dy.set(0, 1, 2, 3, std::nanf(""));  // spreads to the dx elements its taps reach
+    s.a = &dy, s.b = &w;
+    RunResult r = run_case(s, rng);
+    REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
+    CHECK_MESSAGE(r.verify.ok, r.verify.first_bad);
+    CHECK(r.verify.unwritten == 0);
+    CHECK(std::isfinite(r.verify.max_ref));
+    int64_t nans = 0;
+    for (float v : r.out.to_logical()) nans += std::isnan(v);
+    CHECK(nans > 0);
+    // Peers are held to a tolerance (never bit for bit), and say which.
+    CHECK_MESSAGE(r.peer.verified == 1, r.peer.note);
+    CHECK(r.peer.note.find("within") != std::string::npos);
+    // A wrong value where the reference is NaN still fails: verify_output itself.
+    std::vector<double> ref(r.out.size(), std::nan(""));
+    HostTensor finite = r.out;
+    finite.from_logical(std::vector<float>(r.out.size(), 1.0f));
+    CHECK_FALSE(verify_output(finite, ref, 9, true).ok);
+}
+
 TEST_CASE("failures before any number: unknown kernel, missing device") {
     std::mt19937 rng(11);
     RunSpec s;
