@@ -13,3 +13,7 @@ venv=${CONVBWD_VENV:-$here/.venv}
 "$venv/bin/cmake" -G Ninja -S "$here/apps/examples" -B "$build/example" -DCMAKE_PREFIX_PATH="$build/install" >/dev/null
 "$venv/bin/cmake" --build "$build/example" >/dev/null
 "$build/example/bwd_example"
+# The same package from a C-only project (the README's usage is C).
+"$venv/bin/cmake" -G Ninja -S "$here/apps/examples/c" -B "$build/example-c" -DCMAKE_PREFIX_PATH="$build/install" >/dev/null
+"$venv/bin/cmake" --build "$build/example-c" >/dev/null
+"$build/example-c/bwd_example_c"
