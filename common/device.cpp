@@ -56,26 +56,19 @@ GpuDevice *gpu_device(Device d, std::string *why) {
     return dev;
 }
 
-void *opencl_context() {
+namespace {
+void *opencl_object_if_built(int which) {
 #ifdef CONVBWD_WITH_OPENCL
-    return detail::opencl_object(0);
+    return detail::opencl_object(which);
 #else
+    (void)which;
     return nullptr;
 #endif
 }
-void *opencl_queue() {
-#ifdef CONVBWD_WITH_OPENCL
-    return detail::opencl_object(1);
-#else
-    return nullptr;
-#endif
-}
-void *opencl_device() {
-#ifdef CONVBWD_WITH_OPENCL
-    return detail::opencl_object(2);
-#else
-    return nullptr;
-#endif
-}
+}  // namespace
+
+void *opencl_context() { return opencl_object_if_built(0); }
+void *opencl_queue() { return opencl_object_if_built(1); }
+void *opencl_device() { return opencl_object_if_built(2); }
 
 }  // namespace convbwd

@@ -96,20 +96,6 @@ void *opencl_context();
 void *opencl_queue();
 void *opencl_device();
 
-// The C API's name for a device and back.
-inline convbwd_target target_of(Device d) {
-    return d == Device::Host     ? CONVBWD_TARGET_HOST
-           : d == Device::OpenCL ? CONVBWD_TARGET_OPENCL
-           : d == Device::Cuda   ? CONVBWD_TARGET_CUDA
-                                 : CONVBWD_TARGET_AMDGPU;
-}
-inline Device device_of(convbwd_target t) {
-    return t == CONVBWD_TARGET_OPENCL ? Device::OpenCL
-           : t == CONVBWD_TARGET_CUDA ? Device::Cuda
-           : t == CONVBWD_TARGET_AMDGPU ? Device::AmdGpu
-                                        : Device::Host;
-}
-
 namespace detail {
 // Each backend file defines its opener; device.cpp calls the ones the build has.
 GpuDevice *open_cuda_device(std::string *why);

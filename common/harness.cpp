@@ -35,8 +35,6 @@ double median(std::vector<double> v) {
     return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-convbwd_direction c_dir(Direction d) { return d == Direction::BwdData ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT; }
-
 // warmup + iters calls of run(set) rotating among the sets; the median time. A call's time is
 // the device's measurement on a GPU, the host clock on the host, or own() when that is a number
 // (a peer that times itself). NaN with *error when a call failed.
@@ -71,14 +69,14 @@ public:
         for (int i = 0; i < convbwd_kernel_count(); i++) {
             convbwd_kernel_desc d;
             if (convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS && std::strstr(d.family, "_scatter_") &&
-                d.dtype == to_c(s.p.dtype) && d.layout == to_c(s.p.layout) && d.target == target_of(s.device)) {
+                d.dtype == to_c(s.p.dtype) && d.layout == to_c(s.p.layout) && d.target == to_c(s.device)) {
                 peer->kernel_ = d.name;
                 break;
             }
         }
         if (peer->kernel_.empty()) return *why = "scatter baseline: none built for this dtype, layout and target", nullptr;
         peer->exec_.kernel = peer->kernel_.c_str();
-        peer->exec_.target = target_of(s.device);
+        peer->exec_.target = to_c(s.device);
         peer->exec_.stream = dev ? dev->stream() : nullptr;
         size_t ws = 0;
         if (convbwd_workspace_size(&peer->cp_, CONVBWD_BWD_DATA, to_c(s.p.dtype), to_c(s.p.layout), &peer->exec_, &ws) !=
@@ -227,12 +225,12 @@ RunResult run_case(const RunSpec &s, std::mt19937 &rng) {
     // Selection and workspace, as a framework would ask (this validates the problem too).
     const convbwd_problem cp = to_c(p);
     convbwd_exec exec{};
-    exec.target = target_of(s.device);
+    exec.target = to_c(s.device);
     exec.kernel = s.kernel.empty() ? nullptr : s.kernel.c_str();
     exec.stream = dev ? dev->stream() : nullptr;
     const char *kname = nullptr;
-    if (convbwd_select_kernel(&cp, c_dir(s.dir), to_c(p.dtype), to_c(p.layout), &exec, &kname) != CONVBWD_SUCCESS ||
-        convbwd_workspace_size(&cp, c_dir(s.dir), to_c(p.dtype), to_c(p.layout), &exec, &r.workspace_bytes) !=
+    if (convbwd_select_kernel(&cp, to_c(s.dir), to_c(p.dtype), to_c(p.layout), &exec, &kname) != CONVBWD_SUCCESS ||
+        convbwd_workspace_size(&cp, to_c(s.dir), to_c(p.dtype), to_c(p.layout), &exec, &r.workspace_bytes) !=
             CONVBWD_SUCCESS)
         return fail(CONVBWD_NO_KERNEL, convbwd_last_error());
     r.kernel = kname ? kname : "";
@@ -265,16 +263,21 @@ RunResult run_case(const RunSpec &s, std::mt19937 &rng) {
     const size_t set_bytes = r.a.storage.size() + r.b.storage.size() + r.out.storage.size();
     const int nsets = s.time && set_bytes < kCacheBytes ? kCacheSets : 1;
     sets.resize(nsets);
+    // On the host each set is a copy of the tensors; on a GPU each set is device buffers
+    // uploaded from r's tensors (the descriptors keep their dtype, layout and strides).
     std::string err;
     for (Operands &o : sets) {
-        o.a = r.a, o.b = r.b, o.out = r.out;
-        o.ta = o.a.desc(), o.tb = o.b.desc(), o.tout = o.out.desc();
-        if (!dev) continue;
+        if (!dev) {
+            o.a = r.a, o.b = r.b, o.out = r.out;
+            o.ta = o.a.desc(), o.tb = o.b.desc(), o.tout = o.out.desc();
+            continue;
+        }
         auto copy = [&](const HostTensor &t, std::unique_ptr<DeviceBuffer> *d) {
             return (*d = dev->alloc(t.storage.size(), &err)) && (*d)->upload(t.storage.data(), t.storage.size(), &err);
         };
-        if (!copy(o.a, &o.da) || !copy(o.b, &o.db) || !copy(o.out, &o.dout))
+        if (!copy(r.a, &o.da) || !copy(r.b, &o.db) || !copy(r.out, &o.dout))
             return fail(CONVBWD_DEVICE_ERROR, "device memory: " + err);
+        o.ta = r.a.desc(), o.tb = r.b.desc(), o.tout = r.out.desc();
         o.ta.data = o.da->handle(), o.tb.data = o.db->handle(), o.tout.data = o.dout->handle();
     }
     r.buffer_sets = nsets;
@@ -294,9 +297,12 @@ RunResult run_case(const RunSpec &s, std::mt19937 &rng) {
 
     // The first call, on set 0: its output is the one verified (and returned).
     if (!call(sets[0], &err)) return fail(last, err);
-    if (dev && (!dev->sync(&err) || !sets[0].dout->download(sets[0].out.storage.data(), sets[0].out.storage.size(), &err)))
-        return fail(CONVBWD_DEVICE_ERROR, "after the call: " + err);
-    r.out = sets[0].out;
+    if (dev) {
+        if (!dev->sync(&err) || !sets[0].dout->download(r.out.storage.data(), r.out.storage.size(), &err))
+            return fail(CONVBWD_DEVICE_ERROR, "after the call: " + err);
+    } else {
+        r.out = sets[0].out;
+    }
 
     const int64_t n_acc = accumulation_length(p, s.dir);
     r.exact = !supplied && s.alpha == 1.0f && s.beta == 0.0f;

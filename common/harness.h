@@ -66,8 +66,8 @@ struct RunResult {
     bool ok(const RunSpec &s) const { return status == CONVBWD_SUCCESS && (!s.verify || verify.ok) && peer.verified != 0; }
 };
 
-// One set of operands of a call: host tensors and, on a GPU, their device copies; ta/tb/tout are
-// the descriptors the C API takes (data pointing at the device copies on a GPU).
+// One set of operands of a call: on the host, copies of the tensors; on a GPU, device buffers
+// (a, b, out stay empty); ta/tb/tout are the descriptors the C API takes.
 struct Operands {
     HostTensor a, b, out;
     std::unique_ptr<DeviceBuffer> da, db, dout;

@@ -67,6 +67,19 @@ float bf16_to_f32(uint16_t h) {
 
 convbwd_dtype to_c(DType t) { return (convbwd_dtype)t; }
 convbwd_layout to_c(Layout l) { return l == Layout::NCHW ? CONVBWD_NCHW : CONVBWD_NHWC; }
+convbwd_direction to_c(Direction d) { return d == Direction::BwdData ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT; }
+convbwd_target to_c(Device d) {
+    return d == Device::Host     ? CONVBWD_TARGET_HOST
+           : d == Device::OpenCL ? CONVBWD_TARGET_OPENCL
+           : d == Device::Cuda   ? CONVBWD_TARGET_CUDA
+                                 : CONVBWD_TARGET_AMDGPU;
+}
+Device device_of(convbwd_target t) {
+    return t == CONVBWD_TARGET_OPENCL   ? Device::OpenCL
+           : t == CONVBWD_TARGET_CUDA   ? Device::Cuda
+           : t == CONVBWD_TARGET_AMDGPU ? Device::AmdGpu
+                                        : Device::Host;
+}
 
 HostTensor::HostTensor(std::array<int64_t, 4> d, DType t, Layout l) : dims(d), dtype(t), layout(l) {
     storage.resize((size_t)size() * dtype_bytes(t));

@@ -20,6 +20,9 @@ float bf16_to_f32(uint16_t h);
 
 convbwd_dtype to_c(DType t);
 convbwd_layout to_c(Layout l);
+convbwd_direction to_c(Direction d);
+convbwd_target to_c(Device d);
+Device device_of(convbwd_target t);  // an unknown value reads as the host
 
 // dims are logical: (N, C, H, W) for activations, (K, C/G, R, S) for filters. Storage is packed
 // per layout: NCHW / KCYX, or NHWC / KYXC (dim 1 innermost).

@@ -31,8 +31,7 @@ public:
     static constexpr bool kHasWorkspace = true;
     static constexpr Direction kDir = Direction::BwdWeight;
     static constexpr GroupClass kGroups = gc;
-    // Splits of whole images (staged once per split): the narrow and depthwise families.
-    static constexpr bool kImageSplits = gc != GroupClass::Any;
+    static constexpr bool kImageSplits = weight_image_splits(ScheduleKind::Host, gc);
     using Base = ConvGeneratorBase<ConvBwdWeightHost<gc, Knobs>>;
     using Base::layout, Base::stride_class, Base::filter_class;
     Knobs knobs;

@@ -120,7 +120,7 @@ void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const C
 // per output row, every (tap, k tile, c tile) streams the row through tile_k x tile_c vectors
 // of accumulators. Stage 2 (dw): the splits are summed in a fixed order (deterministic).
 void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a,
-                              Layout layout, StrideClass, FilterClass) {
+                              Layout, StrideClass, FilterClass) {
     const int V = p.vec, TC = p.vec * p.tile_c, TK = p.tile_k;
     Var cgo("cgo"), cgi("cgi"), cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki");
 
@@ -184,7 +184,6 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
         .reorder_storage(xv[2], xv[0], xv[1], xv[3])
         .reorder(xv[2], xv[0], xv[1], xv[3])
         .vectorize(xv[2], V, TailStrategy::GuardWithIf);
-    (void)layout;
     ru.specialize(a.groups == 1);
 }
 

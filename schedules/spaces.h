@@ -200,6 +200,13 @@ inline int64_t gpu_weight_blocks_per_split(const BwdWeightGpuParams &g, GroupCla
 enum class ScheduleKind { Host, Gpu };
 inline ScheduleKind schedule_kind(Device d) { return d == Device::Host ? ScheduleKind::Host : ScheduleKind::Gpu; }
 
+// Whether a backward-weight family reduces over splits of whole images (algorithms.h) rather
+// than of rows: the host's narrow and depthwise families, which stage x and dy per split. The
+// generators build the algorithm with it; the dispatcher keeps their split count a divisor of N.
+constexpr bool weight_image_splits(ScheduleKind kind, GroupClass gc) {
+    return kind == ScheduleKind::Host && gc != GroupClass::Any;
+}
+
 // A family: a generator and the space its knobs span. tag_prefix starts the kernel tag of the
 // family's kernels (algorithm variants other than the direction's main one).
 struct Family {

@@ -233,6 +233,18 @@ std::vector<Json> rows_of(const Run &r) {
 
 bool contains(const std::string &hay, const std::string &needle) { return hay.find(needle) != std::string::npos; }
 
+// A command line the driver refuses before running anything: exit code 2, `needle` in stderr,
+// no rows on stdout.
+Run refused(const std::string &args, const std::string &needle) {
+    Run r = driver(args);
+    CAPTURE(args);
+    CAPTURE(r.err);
+    CHECK(r.rc == 2);
+    CHECK(contains(r.err, needle));
+    CHECK(r.out.empty());
+    return r;
+}
+
 // The JSON schema of a result row: required keys with their types.
 void check_schema(const Json &r, bool with_peer) {
     std::string text;
@@ -525,14 +537,7 @@ TEST_CASE("driver: MIOpenDriver features convbwd lacks are refused, never ignore
         {"--shapes /nonexistent/shapes.txt", "cannot open"},
         {"-n 2", "no problem"},
     };
-    for (const Case &c : cases) {
-        Run r = driver(c.args);
-        CAPTURE(c.args);
-        CAPTURE(r.err);
-        CHECK(r.rc == 2);
-        CHECK(contains(r.err, c.needle));
-        CHECK(r.out.empty());
-    }
+    for (const Case &c : cases) refused(c.args, c.needle);
     // An unknown flag lists the valid ones.
     Run r = driver("conv " + kSmall + " --frobnicate 3");
     CHECK(r.rc == 2);
@@ -560,13 +565,8 @@ TEST_CASE("driver: huge or overflowing sizes are refused before allocating; -u 0
         {"convfp16 -n 1 -c 16384 -H 1 -W 1 -k 32768 -F 4", "the f32 partial sums of dw"},
     };
     for (const Case &c : cases) {
-        Run r = driver(c.args);
         CAPTURE(c.args);
-        CAPTURE(r.err);
-        CHECK(r.rc == 2);
-        CHECK(contains(r.err, c.needle));
-        CHECK(!contains(r.err, "does not fit"));
-        CHECK(r.out.empty());
+        CHECK(!contains(refused(c.args, c.needle).err, "does not fit"));
     }
 }
 
@@ -627,11 +627,7 @@ TEST_CASE("driver: a shape line's unknown or refused flag is an error naming the
             f << "# header comment\n" << c.line << "\n" << good << "\n";
         }
         CAPTURE(c.line);
-        Run r = driver("--shapes " + quote(file) + " --json");
-        CAPTURE(r.err);
-        CHECK(r.rc == 2);
-        CHECK(contains(r.err, file + c.needle));
-        CHECK(r.out.empty());
+        refused("--shapes " + quote(file) + " --json", file + c.needle);
         // The library's reader (tests, tools) refuses it the same way.
         std::string what = "(no error)";
         try {

@@ -25,9 +25,9 @@ void check_kernel(const char *name, Direction dir, DType dtype, Layout layout, D
         convbwd_problem cp = to_c(p);
         convbwd_exec exec{};
         exec.kernel = name;
-        exec.target = target_of(device);
+        exec.target = to_c(device);
         const char *chosen = nullptr;
-        if (convbwd_select_kernel(&cp, dir == Direction::BwdData ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT, to_c(dtype),
+        if (convbwd_select_kernel(&cp, to_c(dir), to_c(dtype),
                                   to_c(layout), &exec, &chosen) != CONVBWD_SUCCESS)
             continue;  // outside the kernel's class (CUTLASS routing)
         CAPTURE(describe(p, dir));

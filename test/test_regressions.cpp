@@ -18,8 +18,6 @@ const Layout kLayouts[] = {Layout::NCHW, Layout::NHWC};
 const DType kDTypes[] = {DType::F32, DType::F16, DType::BF16};
 const Direction kDirs[] = {Direction::BwdData, Direction::BwdWeight};
 
-convbwd_direction to_c(Direction d) { return d == Direction::BwdData ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT; }
-
 // The kernel the dispatcher picks (for the failure messages), or why there is none.
 std::string dispatched(const ConvProblem &p, Direction d) {
     convbwd_problem c = to_c(p);

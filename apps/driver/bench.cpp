@@ -36,7 +36,7 @@ bool run_one(const ConvProblem &p, Direction dir, const Options &o, GpuDevice *d
         convbwd_exec exec{};
         exec.target = o.target_enum;
         char key[256];
-        if (convbwd_problem_key(&cp, bwd_data ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT, to_c(p.dtype), to_c(p.layout), &exec,
+        if (convbwd_problem_key(&cp, to_c(dir), to_c(p.dtype), to_c(p.layout), &exec,
                                 key, sizeof key) == CONVBWD_SUCCESS)
             row.str("problem_key", key);
     }

@@ -65,10 +65,9 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
     int64_t want;
     if (k.device == Device::Host) {
         want = s.knobs.get("max_splits");  // every host backward-weight family has it
-        if (s.knobs.family->groups == GroupClass::Any) {  // conv_bwd_weight_host: and split_pixels
-            const int64_t px = params_of<BwdWeightHostParams>(s).split_pixels;
-            if (px > 0) want = std::min<int64_t>(want, std::max<int64_t>(1, rows * p.Q / px));
-        }
+        // split_pixels (conv_bwd_weight_host; 0 or absent: max_splits alone).
+        if (const int64_t px = s.knobs.get("split_pixels"); px > 0)
+            want = std::min<int64_t>(want, std::max<int64_t>(1, rows * p.Q / px));
     } else {
         // Enough blocks per launch (one launch per filter tap) to fill a large GPU: split_blocks
         // (528 = 4 x 132 multiprocessors) from the tiles one split has.
@@ -77,9 +76,8 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
         want = std::min<int64_t>(g.max_splits, (std::max(1, g.split_blocks) + tiles - 1) / tiles);
     }
     int64_t splits = std::max<int64_t>(1, std::min({want, by_workspace, rows}));
-    // The host's narrow and depthwise families stage x and dy per split: splits of whole images
-    // (a divisor of N; their generators' image splits).
-    if (k.device == Device::Host && s.knobs.family->groups != GroupClass::Any)
+    // Splits of whole images (spaces.h): a divisor of N.
+    if (weight_image_splits(s.knobs.family->kind, s.knobs.family->groups))
         while (p.N % splits != 0) splits--;
     return splits;
 }
