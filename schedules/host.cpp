@@ -156,25 +156,25 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     Expr rows_per_tile = max(1, min(g.rows, 64 / max(1, a.Q)));
     g.partial.update().split(g.rr.y, rbo, rbi, rows_per_tile, TailStrategy::GuardWithIf);
     Func rowsum = g.partial.update().rfactor(rbo, row);
+    // k tiles of TK; TK = 1 is k itself (a split by 1 made Halide 21 infer dy's k extent as
+    // min + max of a task's range: reads past K, found by convbwd-tune).
+    auto split_k = [&](Stage st) -> Stage {
+        return TK > 1 ? st.split(g.k, ko, ki, TK, TailStrategy::GuardWithIf).unroll(ki) : st.rename(g.k, ko);
+    };
     Stage u = g.partial.update();
-    u.split(g.cg, cgo, cgi, TC, TailStrategy::GuardWithIf)
-        .split(cgi, cvo, cvi, V, TailStrategy::GuardWithIf)
-        .split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
-        .reorder(cvi, cvo, ki, g.s, g.r, cgo, ko, rbo, g.sp)
-        .vectorize(cvi)
-        .unroll(cvo)
-        .unroll(ki);
+    split_k(u.split(g.cg, cgo, cgi, TC, TailStrategy::GuardWithIf).split(cgi, cvo, cvi, V, TailStrategy::GuardWithIf));
+    if (TK > 1) u.reorder(cvi, cvo, ki, g.s, g.r, cgo, ko, rbo, g.sp);
+    else u.reorder(cvi, cvo, g.s, g.r, cgo, ko, rbo, g.sp);
+    u.vectorize(cvi).unroll(cvo);
     rowsum.compute_at(g.partial, g.s).bound_storage(g.cg, TC).bound_storage(g.k, TK);  // constant: registers
     for (Stage st : {Stage(rowsum), rowsum.update()}) {  // a region of at most TC x TK: unrolled
-        st.split(g.cg, cgo, cgi, TC, TailStrategy::GuardWithIf)
-            .split(cgi, cvo, cvi, V, TailStrategy::GuardWithIf)
-            .split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
+        split_k(st.split(g.cg, cgo, cgi, TC, TailStrategy::GuardWithIf).split(cgi, cvo, cvi, V, TailStrategy::GuardWithIf))
             .vectorize(cvi)
-            .unroll(cvo)
-            .unroll(ki);
+            .unroll(cvo);
     }
     Stage ru = rowsum.update();
-    ru.reorder(cvi, cvo, ki, g.rr.x, rbi, cgo, ko, g.s, g.r, g.sp, row);
+    if (TK > 1) ru.reorder(cvi, cvo, ki, g.rr.x, rbi, cgo, ko, g.s, g.r, g.sp, row);
+    else ru.reorder(cvi, cvo, g.rr.x, rbi, cgo, ko, g.s, g.r, g.sp, row);
     // The filter rows of x one output row reads, staged per row with their zero border and
     // channels innermost (NCHW: transposed here), so the inner loop loads dense channel vectors
     // with no range test or clamp. (Staging x_f per split instead covered whole images: at batch

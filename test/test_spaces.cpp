@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "HalideRuntime.h"
 #include "conformance.h"
 #include "schedules/manifest.h"
 
@@ -230,6 +231,9 @@ TEST_CASE("a malformed tuning database is refused with its line and field, and n
         {key + " conv3x3\n", ":1: kernel: 'conv3x3' is not a kernel name"},
         {key + " " + generic + " max_splits\n", ":1: knob: 'max_splits' is not knob="},
         {key + " " + generic + " max_splits=-1\n", ":1: knob: 'max_splits=-1'"},
+        {"module\n", ":1: module: expected 'module <file>'"},
+        {"# kernels\nmodule convbwd_no_such_module.so\n" + key + " " + generic + "\n",
+         ":2: module: kernel module /tmp/convbwd_no_such_module.so: "},
     };
     int i = 0;
     for (const Case &c : cases) {
@@ -285,6 +289,70 @@ TEST_CASE("every default-database record whose kernel is built is what the dispa
         checked++;
     }
     MESSAGE(checked, " default-database records checked");
+}
+
+
+namespace {
+// Builds a kernel module (convbwd/convbwd_module.h) with one record, its function a dummy never
+// called; "" where the C compiler is missing.
+std::string build_module(const std::string &name, const std::string &kernel, const std::string &record) {
+    const std::string c = write_file(name + ".c", "#include \"convbwd/convbwd_module.h\"\n"
+                                                  "static int dummy(void) { return -1; }\n"
+                                                  "static const convbwd_module_kernel k[] = {{\"" + kernel + "\", \"" + record +
+                                                      "\", (void *)&dummy}};\n"
+                                                  "static const convbwd_module m = {CONVBWD_MODULE_ABI, " +
+                                                      std::to_string(HALIDE_VERSION_MAJOR) + ", \"host\", 1, k};\n"
+                                                  "const convbwd_module *convbwd_module_v1(void) { return &m; }\n");
+    const std::string so = c.substr(0, c.size() - 2) + ".so";
+    const std::string cmd = "cc -shared -fPIC -I" + std::string(CONVBWD_SOURCE_DIR) + "/runtime/include " + c + " -o " + so;
+    return std::system(cmd.c_str()) == 0 ? so : "";
+}
+}  // namespace
+
+TEST_CASE("kernel modules: records are checked like manifest records; a good one adds candidates only") {
+    CHECK(convbwd_load_kernel_module(nullptr) == CONVBWD_NULL_POINTER);
+    CHECK(convbwd_load_kernel_module("/nonexistent/m.so") == CONVBWD_BAD_PARAM);
+    CHECK(std::string(convbwd_last_error()).find("kernel module /nonexistent/m.so: ") != std::string::npos);
+    CHECK(convbwd_load_kernel_module("libm.so.6") == CONVBWD_BAD_PARAM);
+    CHECK(std::string(convbwd_last_error()).find("no convbwd_module_v1 (not a convbwd kernel module)") != std::string::npos);
+    const int before = convbwd_kernel_count();
+    struct Case {
+        std::string kernel, record, expect;
+    };
+    const std::string rec = "conv_bwd_weight_host f32 nhwc s1 k3 host candidate 0 tile_c=3 tile_k=4 k_tasks=2";
+    const Case bad[] = {
+        {"bwdw_f32_nhwc_s1_k3_host_c3k4", rec, "kernel 0: name: 'bwdw_f32_nhwc_s1_k3_host_c3k4' is not the name its record derives (bwdw_f32_nhwc_s1_k3_host_c3k4kt2)"},
+        {"bwdw_f32_nhwc_s1_k3_host_c3k9", "conv_bwd_weight_host f32 nhwc s1 k3 host candidate 0 tile_c=3 tile_k=9", ": knobs: "},
+        {"bwdw_f32_nhwc_s1_k3_host_c3k4kt2", "conv_bwd_weight_host f32 nhwc s1 k3 host default 0 tile_c=3 tile_k=4 k_tasks=2", "kernel 0: role: "},
+        {"x", "conv_bwd_weight_hst f32 nhwc s1 k3 host candidate 0", ": family: 'conv_bwd_weight_hst' is not a family"},
+    };
+    int i = 0;
+    for (const Case &c : bad) {
+        CAPTURE(c.record);
+        const std::string so = build_module("badmod" + std::to_string(i++), c.kernel, c.record);
+        REQUIRE_MESSAGE(!so.empty(), "cc failed");
+        CHECK(convbwd_load_kernel_module(so.c_str()) == CONVBWD_BAD_PARAM);
+        CAPTURE(convbwd_last_error());
+        CHECK(std::string(convbwd_last_error()).find(c.expect) != std::string::npos);
+        CHECK(convbwd_kernel_count() == before);  // a bad module adds nothing
+    }
+    const ConvProblem p = host_problem();
+    const std::string was = chosen(p, CONVBWD_BWD_WEIGHT);
+    const std::string so = build_module("goodmod", "bwdw_f32_nhwc_s1_k3_host_c3k4kt2", rec);
+    REQUIRE(!so.empty());
+    REQUIRE_MESSAGE(convbwd_load_kernel_module(so.c_str()) == CONVBWD_SUCCESS, convbwd_last_error());
+    REQUIRE(convbwd_kernel_count() == before + 1);
+    convbwd_kernel_desc d;
+    REQUIRE(convbwd_kernel_info(before, &d) == CONVBWD_SUCCESS);
+    CHECK(std::string(d.name) == "bwdw_f32_nhwc_s1_k3_host_c3k4kt2");
+    CHECK(std::string(d.role) == "candidate");
+    CHECK(std::string(d.family) == "conv_bwd_weight_host");
+    REQUIRE(d.module);
+    CHECK(std::string(d.module) == so);
+    CHECK(chosen(p, CONVBWD_BWD_WEIGHT) == was);  // candidates never join the kernel order
+    // Loading it again adds nothing (the same name is the same compile-time point).
+    REQUIRE(convbwd_load_kernel_module(so.c_str()) == CONVBWD_SUCCESS);
+    CHECK(convbwd_kernel_count() == before + 1);
 }
 
 }  // TEST_SUITE("spaces")

@@ -444,14 +444,21 @@ convbwd_status convbwd_load_tuning_db(const char *path) {
     return report({});
 }
 
-int convbwd_kernel_count(void) { return (int)(kernels_end() - kernels_begin()); }
+convbwd_status convbwd_load_kernel_module(const char *path) {
+    if (!path) return report(fail(CONVBWD_NULL_POINTER, "path is NULL"));
+    return report(load_kernel_module(path, nullptr));
+}
+
+int convbwd_kernel_count(void) { return (int)kernel_list()->size(); }
 
 convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc) {
     if (!desc) return report(fail(CONVBWD_NULL_POINTER, "desc is NULL"));
     if (index < 0 || index >= convbwd_kernel_count())
         return report(fail(CONVBWD_BAD_PARAM, "index = " + std::to_string(index) + " is out of range [0, " +
                                                   std::to_string(convbwd_kernel_count()) + ")"));
-    const KernelInfo &k = kernels_begin()[index];
+    const KernelList list = kernel_list();  // entries live for the process: the pointers stay valid
+    if ((size_t)index >= list->size()) return report(fail(CONVBWD_BAD_PARAM, "index = " + std::to_string(index) + " is out of range"));
+    const KernelInfo &k = *(*list)[(size_t)index];
     desc->name = k.name;
     desc->direction = k.dir == Direction::BwdData ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT;
     desc->dtype = (convbwd_dtype)k.dtype;
@@ -462,16 +469,11 @@ convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc) {
                                                 : CONVBWD_TARGET_AMDGPU;
     desc->stride_class = to_string(k.stride);
     desc->filter_class = to_string(k.filter);
-    // Every knob with its value (compile-time, then launch-time defaults), in table order.
-    static const std::vector<std::string> knobs = [] {
-        std::vector<std::string> v;
-        for (const KernelInfo *i = kernels_begin(); i != kernels_end(); ++i) v.push_back(print_knobs(kernel_knobs(*i)));
-        return v;
-    }();
-    desc->schedule = knobs[(size_t)index].c_str();
+    desc->schedule = k.all_knobs;  // every knob with its value, in table order
     desc->family = k.family;
     desc->role = to_string(k.role);
     desc->launch = k.launch;
+    desc->module = k.module;
     return report({});
 }
 

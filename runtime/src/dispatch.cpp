@@ -112,7 +112,7 @@ Selection select_kernel(const Query &q, std::string *why_none) {
             std::fprintf(stderr, "convbwd dispatch: [%s] skipped tuning db %s (%s): %s\n", key.c_str(), r.where.c_str(),
                          r.kernel.c_str(), why.c_str());
     }
-    for (const KernelInfo *k = kernels_begin(); k != kernels_end(); ++k) {
+    for (const KernelInfo *k : *kernel_list()) {
         if (k->role != Role::Default) continue;  // candidates and baselines run only when named
         Selection sel = select_as_built(*k, "kernel list");
         std::string why = cannot_implement(sel, q);

@@ -1,6 +1,7 @@
 // Internal runtime declarations: kernel registry, dispatcher, validation.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct KernelInfo {
     const char *schedule;  // compile-time knobs, key=value
     const char *launch;    // launch-time knobs' values unless a tuning record or exec.kernel sets them
     KernelFn fn;
+    // Filled by the registry: every knob's value (parsed once), printed; the module it came from.
+    const KnobValues *knobs = nullptr;
+    const char *all_knobs = nullptr;
+    const char *module = nullptr;  // null: built into the library
 };
 
 // A kernel and the knob values it is launched with: its compile-time knobs and its launch-time
@@ -75,9 +80,10 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q);
 // and the tensors' strides and bases must be multiples of it; 1 for every other kernel.
 int column_vector(const KernelInfo &k);
 
-// The registry, in kernel-list order (= dispatch priority).
-const KernelInfo *kernels_begin();
-const KernelInfo *kernels_end();
+// The registry: the built-in kernels in kernel-list order (= dispatch priority), then those of
+// loaded modules. A snapshot: loading a module publishes a new list, entries never move.
+using KernelList = std::shared_ptr<const std::vector<const KernelInfo *>>;
+KernelList kernel_list();
 const KernelInfo *find_kernel(const std::string &name);
 
 struct Status {
@@ -87,6 +93,10 @@ struct Status {
 };
 inline Status fail(convbwd_status code, std::string message) { return Status{code, std::move(message)}; }
 
+// Loads a kernel module (convbwd/convbwd_module.h) and registers its kernels as candidates;
+// every record is checked first (a bad module adds nothing). *added: the kernels new to the
+// registry (a name already registered is the same compile-time point and is kept as it was).
+Status load_kernel_module(const std::string &path, int *added);
 // Records the outcome of an API call and returns its code: a failure's message (never empty) for
 // convbwd_last_error(), or "" for a success. Every public call that returns a status ends in it.
 convbwd_status report(const Status &s);
@@ -144,8 +154,13 @@ struct TuningRecord {
 Status load_tuning_db(const char *path);
 // The records for one problem key, the user's first, then the default database's.
 std::vector<TuningRecord> tuning_records(const std::string &key);
+// A "module FILE" line: a kernel module to load with the database (path as written).
+struct TuningModule {
+    std::string path, where;
+};
 // Parses database text (for the loader and the tests); "" or "<where>:<line>: <field>: <why>".
-std::string parse_tuning_db(const std::string &text, const std::string &where, std::vector<TuningRecord> *out);
+std::string parse_tuning_db(const std::string &text, const std::string &where, std::vector<TuningRecord> *out,
+                            std::vector<TuningModule> *modules = nullptr);
 
 Status device_of(convbwd_target t, Device *d);
 

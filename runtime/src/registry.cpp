@@ -1,18 +1,26 @@
-// The kernel registry, generated from the kernel manifest (schedules/kernels.manifest), and the
-// geometry the runtime needs of a kernel, asked of its params (schedules/spaces.h).
+// The kernel registry, generated from the kernel manifest (schedules/kernels.manifest) and
+// extended by kernel modules (convbwd/convbwd_module.h), and the geometry the runtime needs of a
+// kernel, asked of its params (schedules/spaces.h).
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
 #include "all_kernels.h"
+#include "convbwd/convbwd_module.h"
+#include "device_glue.h"
 #include "internal.h"
+#include "schedules/manifest.h"
 
 namespace convbwd {
 namespace {
 
 // A kernel whose signature matches neither function type fails to compile here.
-const KernelInfo kKernels[] = {
+const KernelInfo kBuiltIn[] = {
 #define CONVBWD_KERNEL(name, dir, dtype, layout, stride, filter, on, family, role, sched, launch)                    \
     {#name,  Direction::dir, DType::dtype, Layout::layout, StrideClass::stride, FilterClass::filter, Device::on, \
      family, Role::role,     sched,        launch,         KernelFn(&kernels::name)},
@@ -20,25 +28,134 @@ const KernelInfo kKernels[] = {
 #undef CONVBWD_KERNEL
 };
 
+// One registered kernel: its row, its knob values parsed once (the dispatcher asks for them on
+// every candidate of every call) and, for a module's kernel, the strings its row points into.
+struct Entry {
+    KernelInfo info;
+    KnobValues knobs;
+    std::string all_knobs, name, family, schedule, launch, module;
+};
+
+// The registry: the built-in kernels in manifest order, then the kernels of loaded modules.
+// Entries never move or die (a deque, modules never unloaded); readers take the published list.
+struct Registry {
+    std::mutex mutex;
+    std::deque<Entry> entries;                                   // guarded by mutex
+    std::shared_ptr<const std::vector<const KernelInfo *>> list;  // atomic_load / atomic_store
+};
+
+void add_entry(Registry &r, const KernelInfo &k, KnobValues kv) {
+    r.entries.push_back(Entry{k, std::move(kv), {}, {}, {}, {}, {}, {}});
+    Entry &e = r.entries.back();
+    e.all_knobs = print_knobs(e.knobs);
+    e.info.knobs = &e.knobs;
+    e.info.all_knobs = e.all_knobs.c_str();
+}
+
+void publish(Registry &r) {
+    auto list = std::make_shared<std::vector<const KernelInfo *>>();
+    for (const Entry &e : r.entries) list->push_back(&e.info);
+    std::atomic_store(&r.list, std::shared_ptr<const std::vector<const KernelInfo *>>(std::move(list)));
+}
+
+Registry &registry() {
+    static Registry *r = [] {
+        auto *reg = new Registry;  // never destroyed: kernels may be asked for during exit
+        for (const KernelInfo &k : kBuiltIn) {
+            // The manifest tool checked these strings against the same tables: a failure here is
+            // a build bug.
+            const Family *f = find_family(k.family);
+            KnobValues kv = default_values(*f);
+            parse_knobs(std::string(k.schedule) + " " + k.launch, &kv);
+            add_entry(*reg, k, std::move(kv));
+        }
+        publish(*reg);
+        return reg;
+    }();
+    return *r;
+}
+
 }  // namespace
 
-const KernelInfo *kernels_begin() { return kKernels; }
-const KernelInfo *kernels_end() { return kKernels + sizeof(kKernels) / sizeof(kKernels[0]); }
+KernelList kernel_list() { return std::atomic_load(&registry().list); }
 
-const KnobValues &kernel_knobs(const KernelInfo &k) {
-    // Parsed once per registry entry (the dispatcher asks for every candidate of every call). The
-    // manifest tool checked these strings against the same tables: a failure here is a build bug.
-    static const std::vector<KnobValues> parsed = [] {
-        std::vector<KnobValues> v;
-        for (const KernelInfo *i = kernels_begin(); i != kernels_end(); ++i) {
-            const Family *f = find_family(i->family);
-            KnobValues kv = default_values(*f);
-            parse_knobs(std::string(i->schedule) + " " + i->launch, &kv);
-            v.push_back(kv);
-        }
-        return v;
-    }();
-    return parsed[(size_t)(&k - kernels_begin())];
+const KnobValues &kernel_knobs(const KernelInfo &k) { return *k.knobs; }
+
+Status load_kernel_module(const std::string &path, int *added) {
+    if (added) *added = 0;
+    if (path.empty()) return fail(CONVBWD_BAD_PARAM, "kernel module: path is empty");
+    // RTLD_LOCAL: the module's own symbols (its pipelines) stay its own; its references to the
+    // Halide runtime resolve to the one this program exports (convbwd::convbwd's link options).
+    void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        std::string why = e ? e : "dlopen failed";
+        if (why.find("undefined symbol: halide_") != std::string::npos)
+            why += " (the program does not export the Halide runtime inside libconvbwd.a: link it with "
+                   "convbwd::convbwd, or add -Wl,--export-dynamic-symbol=halide_*)";
+        return fail(CONVBWD_BAD_PARAM, "kernel module " + path + ": " + why);
+    }
+    auto entry = (convbwd_module_entry)dlsym(h, CONVBWD_MODULE_ENTRY);
+    const convbwd_module *m = entry ? entry() : nullptr;
+    auto refuse = [&](const std::string &why) {
+        dlclose(h);
+        return fail(CONVBWD_BAD_PARAM, "kernel module " + path + ": " + why);
+    };
+    if (!m) return refuse(std::string("no ") + CONVBWD_MODULE_ENTRY + " (not a convbwd kernel module)");
+    if (m->abi != CONVBWD_MODULE_ABI)
+        return refuse("abi " + std::to_string(m->abi) + ", this library reads abi " + std::to_string(CONVBWD_MODULE_ABI));
+    if (m->halide_major != HALIDE_VERSION_MAJOR)
+        return refuse("built with Halide " + std::to_string(m->halide_major) + ", this library's runtime is Halide " +
+                      std::to_string(HALIDE_VERSION_MAJOR));
+    if (m->count < 0 || (m->count > 0 && !m->kernels)) return refuse("count = " + std::to_string(m->count) + " with no kernels");
+    // Every record checked before any is registered: a bad module adds nothing.
+    std::vector<ManifestRecord> records;
+    for (int i = 0; i < m->count; i++) {
+        const convbwd_module_kernel &mk = m->kernels[i];
+        const std::string at = "kernel " + std::to_string(i);
+        if (!mk.name || !mk.record || !mk.function) return refuse(at + ": name, record and function must be set");
+        std::vector<ManifestRecord> one;
+        if (std::string e = parse_manifest(mk.record, path + ": " + at, &one); !e.empty()) return refuse(e);
+        if (one.size() != 1) return refuse(at + ": record: '" + std::string(mk.record) + "' is not one manifest record");
+        if (one[0].name != mk.name)
+            return refuse(at + ": name: '" + mk.name + "' is not the name its record derives (" + one[0].name + ")");
+        if (one[0].role == Role::Default)
+            return refuse(at + ": role: a module's kernels are candidates or baselines (a default comes from the manifest)");
+        if (!device_compiled(one[0].cls.device))
+            return refuse(at + ": device: this build of convbwd has no " + std::string(to_string(one[0].cls.device)) +
+                          " runtime (CONVBWD_TARGETS)");
+        records.push_back(std::move(one[0]));
+    }
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    int n = 0;
+    for (int i = 0; i < m->count; i++) {
+        const ManifestRecord &rec = records[(size_t)i];
+        bool known = false;  // the same name is the same compile-time point: keep the first
+        for (const Entry &e : r.entries) known = known || rec.name == e.info.name;
+        if (known) continue;
+        const KnobKind compile = KnobKind::Compile, launch = KnobKind::Launch;
+        KernelInfo k{nullptr, rec.cls.dir, rec.cls.dtype, rec.cls.layout, rec.cls.stride, rec.cls.filter, rec.cls.device,
+                     nullptr, rec.role, nullptr, nullptr,
+                     rec.cls.dir == Direction::BwdData ? KernelFn((BwdDataFn)m->kernels[i].function)
+                                                       : KernelFn((BwdWeightFn)m->kernels[i].function)};
+        add_entry(r, k, rec.knobs);
+        Entry &e = r.entries.back();
+        e.name = rec.name;
+        e.family = rec.family->name;
+        e.schedule = print_knobs(rec.knobs, &compile);
+        e.launch = print_knobs(rec.knobs, &launch);
+        e.module = path;
+        e.info.name = e.name.c_str();
+        e.info.family = e.family.c_str();
+        e.info.schedule = e.schedule.c_str();
+        e.info.launch = e.launch.c_str();
+        e.info.module = e.module.c_str();
+        n++;
+    }
+    publish(r);
+    if (added) *added = n;
+    return {};
 }
 
 std::string with_launch_knobs(const KernelInfo &k, const std::string &launch, Selection *out) {
@@ -135,7 +252,7 @@ int64_t workspace_bytes(const Selection &s, const ConvProblem &p) {
 }
 
 const KernelInfo *find_kernel(const std::string &name) {
-    for (const KernelInfo *k = kernels_begin(); k != kernels_end(); ++k)
+    for (const KernelInfo *k : *kernel_list())
         if (name == k->name) return k;
     return nullptr;
 }

@@ -5,7 +5,8 @@
 // compiled in (schedules/tuning.db). Records are checked for form when loaded (a malformed file
 // is refused whole, naming the file, line and field); whether a record's kernel is built, can take
 // the problem and accepts its knobs is checked at dispatch, where a record that cannot be used is
-// skipped with its reason (CONVBWD_VERBOSE=dispatch).
+// skipped with its reason (CONVBWD_VERBOSE=dispatch). A line "module FILE" loads a kernel module
+// (the kernels a tuning run built) when the database is loaded.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -80,10 +81,12 @@ std::string check_key(const std::string &key) {
 
 }  // namespace
 
-std::string parse_tuning_db(const std::string &text, const std::string &where, std::vector<TuningRecord> *out) {
+std::string parse_tuning_db(const std::string &text, const std::string &where, std::vector<TuningRecord> *out,
+                            std::vector<TuningModule> *modules) {
     std::istringstream in(text);
     int lineno = 0;
     std::vector<TuningRecord> records;
+    std::vector<TuningModule> mods;
     for (std::string line; std::getline(in, line);) {
         ++lineno;
         if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
@@ -92,6 +95,11 @@ std::string parse_tuning_db(const std::string &text, const std::string &where, s
         for (std::string t; fields >> t;) f.push_back(t);
         if (f.empty()) continue;
         const std::string at = where + ":" + std::to_string(lineno);
+        if (f[0] == "module") {  // "module FILE": a kernel module the records below may name
+            if (f.size() != 2) return at + ": module: expected 'module <file>' (one path, no spaces)";
+            mods.push_back({f[1], at});
+            continue;
+        }
         if (f.size() < 2) return at + ": kernel: missing (a record is <problem_key> <kernel name> [knob=value ...])";
         if (std::string e = check_key(f[0]); !e.empty()) return at + ": problem_key: " + e;
         const std::string &name = f[1];
@@ -110,8 +118,29 @@ std::string parse_tuning_db(const std::string &text, const std::string &where, s
         records.push_back(std::move(r));
     }
     *out = std::move(records);
+    if (modules) *modules = std::move(mods);
     return {};
 }
+
+namespace {
+// Parses a database file and loads the kernel modules it names (paths relative to its folder).
+// "" or the error naming the file, line and field.
+std::string read_db(const std::string &path, std::vector<TuningRecord> *records) {
+    std::ifstream f(path);
+    if (!f) return path + ": cannot be read";
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::vector<TuningModule> modules;
+    if (std::string e = parse_tuning_db(ss.str(), path, records, &modules); !e.empty()) return e;
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+    for (const TuningModule &m : modules) {
+        const std::string file = m.path[0] == '/' ? m.path : dir + m.path;
+        if (Status s = load_kernel_module(file, nullptr); !s.ok()) return m.where + ": module: " + s.message;
+    }
+    return {};
+}
+}  // namespace
 
 Status load_tuning_db(const char *path) {
     if (!path || !*path) {
@@ -120,13 +149,8 @@ Status load_tuning_db(const char *path) {
         g_env_checked = true;  // an explicit call wins over the environment
         return {};
     }
-    std::ifstream f(path);
-    if (!f) return fail(CONVBWD_BAD_PARAM, std::string("tuning database ") + path + ": cannot be read");
-    std::stringstream ss;
-    ss << f.rdbuf();
     std::vector<TuningRecord> records;
-    if (std::string e = parse_tuning_db(ss.str(), path, &records); !e.empty())
-        return fail(CONVBWD_BAD_PARAM, "tuning database " + e);
+    if (std::string e = read_db(path, &records); !e.empty()) return fail(CONVBWD_BAD_PARAM, "tuning database " + e);
     auto db = make_db(std::move(records), path);
     std::lock_guard<std::mutex> lock(g_mutex);
     g_user = std::move(db);
@@ -141,11 +165,8 @@ std::vector<TuningRecord> tuning_records(const std::string &key) {
         if (!g_env_checked) {
             g_env_checked = true;
             if (const char *env = std::getenv("CONVBWD_TUNING_DB"); env && *env) {
-                std::ifstream f(env);
-                std::stringstream ss;
-                ss << f.rdbuf();
                 std::vector<TuningRecord> records;
-                std::string e = f ? parse_tuning_db(ss.str(), env, &records) : std::string(env) + ": cannot be read";
+                std::string e = read_db(env, &records);
                 if (e.empty())
                     g_user = make_db(std::move(records), env);
                 else  // no call to return it from: say it once, and use the defaults

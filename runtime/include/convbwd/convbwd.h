@@ -108,6 +108,7 @@ typedef struct convbwd_kernel_desc {
     const char *family;       /* its schedule family (generator), e.g. "conv_bwd_data_gpu" */
     const char *role;         /* "default" (dispatched), "candidate" or "baseline" (run when named) */
     const char *launch;       /* its launch-time knobs' values, key=value */
+    const char *module;       /* the kernel module it was loaded from, or NULL: built in */
 } convbwd_kernel_desc;
 
 /* The problem's key in tuning databases (one token, as convbwd-driver --json rows carry it):
@@ -120,8 +121,18 @@ convbwd_status convbwd_problem_key(const convbwd_problem *problem, convbwd_direc
  * consulted before the library's default database and its kernel order. Replaces the database
  * loaded before; NULL clears it. A malformed file is refused (BAD_PARAM; the message names the
  * file, line and field) and nothing changes. CONVBWD_TUNING_DB=path loads one at first use.
+ * A line "module FILE" (relative to the database's folder) loads that kernel module first
+ * (convbwd_load_kernel_module): the kernels a tuning run found, beside the records that use them.
  * CONVBWD_VERBOSE=dispatch says which record was used, and why a record was skipped. */
 convbwd_status convbwd_load_tuning_db(const char *path);
+
+/* Loads a kernel module (a shared object convbwd-tune writes: convbwd/convbwd_module.h) and adds
+ * its kernels to the registry as candidates, run when named (exec.kernel) or by a tuning-database
+ * record. A tuning database may name its modules itself ("module FILE" lines). Every record is
+ * checked against its schedule space first; a bad module is refused (BAD_PARAM, naming the
+ * kernel and field) and adds nothing. Modules stay loaded for the life of the process; loading
+ * one while other threads dispatch is safe (they see the registry before or after it). */
+convbwd_status convbwd_load_kernel_module(const char *path);
 
 int convbwd_kernel_count(void);
 convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc);

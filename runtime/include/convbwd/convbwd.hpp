@@ -58,4 +58,7 @@ inline std::string problem_key(const convbwd_problem &p, convbwd_direction d, co
 // Loads a tuning database (see convbwd_load_tuning_db); throws convbwd::Error naming the line.
 inline void load_tuning_db(const std::string &path) { check(convbwd_load_tuning_db(path.c_str())); }
 
+// Loads a kernel module (see convbwd_load_kernel_module); throws convbwd::Error naming the field.
+inline void load_kernel_module(const std::string &path) { check(convbwd_load_kernel_module(path.c_str())); }
+
 }  // namespace convbwd

@@ -1,0 +1,54 @@
+// Building candidates without CMake: for each kernel (a family's compile-time point for a class),
+// the project's generator is run for its knobs (an object with no Halide runtime of its own) and
+// the object is linked with a generated registration file into a kernel module
+// (convbwd/convbwd_module.h) that the library loads. Builds run in parallel on --jobs worker
+// processes, each with a time limit; a failure or a timeout is recorded with the log's tail.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "autotune/search.h"
+
+namespace convbwd::tune {
+
+struct BuildConfig {
+    std::string dir;                       // the modules folder (one sub-folder per kernel)
+    std::string host_generator, gpu_generator;
+    std::string host_target;               // Halide's host target of this build (CONVBWD_HOST_TARGET)
+    int cuda_capability = 80;
+    std::string cc;                        // C compiler for the registration file and the link
+    std::string include_dir, halide_include_dir;
+    int jobs = 2;
+    double timeout_s = 300;
+    int wrong_kernel = -1;                 // test hook: the job of this index corrupts its output
+};
+
+struct BuildJob {
+    std::string kernel;
+    const Family *family = nullptr;
+    KernelClass cls;
+    KnobValues knobs;  // compile-time ones matter
+};
+
+struct BuildResult {
+    bool ok = false;
+    std::string module;  // the .so
+    std::string error;   // "timeout after 300 s", "generator failed: <log tail>"
+    double seconds = 0;
+};
+
+// The Halide target a kernel of this device is generated for (no runtime: the library's serves).
+std::string generator_target(const BuildConfig &c, Device d, std::string *error);
+// The manifest record of a module's kernel (role candidate).
+std::string module_record(const BuildJob &j);
+
+// Builds every job (skipping those whose module exists); done(i, result) is called as each ends.
+void build_modules(const BuildConfig &c, const std::vector<BuildJob> &jobs,
+                   const std::function<void(size_t, const BuildResult &)> &done);
+
+// Links the objects of built kernels into one module `out` (the winners of a run).
+bool link_module(const BuildConfig &c, const std::vector<BuildJob> &kernels, const std::string &out, std::string *error);
+
+}  // namespace convbwd::tune

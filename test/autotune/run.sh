@@ -1,0 +1,44 @@
+#!/bin/bash
+# convbwd-tune end to end on the host target (ctest entry `autotune`): a tiny seeded search on one
+# class verifies every candidate and writes a tuning database with a module that the driver then
+# runs; a run killed mid-way and resumed runs nothing twice and loses nothing; a deliberately
+# wrong candidate (test hook) is recorded wrong and never promoted; 2 shards merged equal 1 run.
+# usage: run.sh <build dir> <source dir>
+set -euo pipefail
+B=$1 S=$2
+T=$(mktemp -d /tmp/convbwd_autotune.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+TUNE="$B/autotune/convbwd-tune" DRIVER="$B/apps/convbwd-driver" CHECK="python3 $S/test/autotune/check.py"
+SHAPES=$S/test/autotune/tiny.txt
+COMMON=(--shapes "$SHAPES" --target host --budget 6 --iters 3 --jobs 2)
+
+echo "== 1. a seeded search (budget 6, refinement on), one candidate wrong on purpose"
+"$TUNE" "${COMMON[@]}" --seed 7 --results "$T/a" --promote-always --test-wrong-candidate 1
+$CHECK complete "$T/a" 6 2
+$CHECK wrong "$T/a" "$T/a/tuning.db"
+grep -q '^module tuning.db.kernels.so$' "$T/a/tuning.db"
+KERNEL=$(grep '^bwd_weight' "$T/a/tuning.db" | head -1 | awk '{print $2}')
+echo "-- the driver uses the database at once (record's kernel $KERNEL)"
+CONVBWD_VERBOSE=dispatch "$DRIVER" conv --tuning-db "$T/a/tuning.db" -n 2 -c 16 -H 10 -W 10 -k 16 -y 3 -x 3 \
+    -p 1 -q 1 -F 4 -I NHWC > "$T/driver.out" 2>&1 || { cat "$T/driver.out"; exit 1; }
+grep -q "tuning db $T/a/tuning.db:[0-9]* -> $KERNEL" "$T/driver.out" || { cat "$T/driver.out"; exit 1; }
+grep -q "kernel $KERNEL  verify ok" "$T/driver.out" || { cat "$T/driver.out"; exit 1; }
+
+echo "== 2. random sampling only, in one run"
+"$TUNE" "${COMMON[@]}" --seed 11 --refine 0 --results "$T/one"
+$CHECK complete "$T/one" 6 2
+
+echo "== 3. the same run killed after 9 rows, then resumed"
+rc=0
+"$TUNE" "${COMMON[@]}" --seed 11 --refine 0 --results "$T/killed" --stop-after 9 || rc=$?
+[ "$rc" = 3 ] || { echo "expected the hook's exit status 3, got $rc"; exit 1; }
+"$TUNE" "${COMMON[@]}" --seed 11 --refine 0 --results "$T/killed" --resume
+$CHECK complete "$T/killed" 6 2
+$CHECK same "$T/killed" "$T/one"
+
+echo "== 4. two shards, merged"
+for i in 0 1; do "$TUNE" "${COMMON[@]}" --seed 11 --refine 0 --results "$T/shards" --resume --shard $i/2; done
+mkdir -p "$T/merged"
+"$TUNE" --merge "$T/merged/results.jsonl" "$T/shards"
+$CHECK same "$T/merged" "$T/one"
+echo "autotune: all checks passed"
