@@ -23,6 +23,10 @@ struct BuildConfig {
     int jobs = 2;
     double timeout_s = 300;
     int wrong_kernel = -1;                 // test hook: the job of this index corrupts its output
+    // CUDA candidates: ptxas (CUDA toolkit) reads each module's PTX for registers and spills;
+    // empty: not checked. max_spill_bytes: more spill stores than this prune the candidate.
+    std::string ptxas;
+    int max_spill_bytes = 0;
 };
 
 struct BuildJob {
@@ -34,10 +38,19 @@ struct BuildJob {
 
 struct BuildResult {
     bool ok = false;
+    std::string status = "compile_failed";  // ok | compile_failed | pruned
     std::string module;  // the .so
-    std::string error;   // "timeout after 300 s", "generator failed: <log tail>"
+    std::string error;   // "timeout after 300 s", "generator failed: <log tail>", "pruned: ..."
     double seconds = 0;
+    // CUDA, where ptxas ran: the most registers a kernel of the module uses, bytes of spill
+    // stores and loads over all its kernels (-1: not checked).
+    int regs = -1, spill_stores = -1, spill_loads = -1;
 };
+
+// ptxas -v over the PTX that Halide embedded in a CUDA object: fills r's regs and spills;
+// false with *error when there is no PTX or ptxas fails.
+bool ptxas_report(const BuildConfig &c, const std::string &object, const std::string &work_dir, BuildResult *r,
+                  std::string *error);
 
 // The Halide target a kernel of this device is generated for (no runtime: the library's serves).
 std::string generator_target(const BuildConfig &c, Device d, std::string *error);

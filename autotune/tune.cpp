@@ -3,6 +3,7 @@
 // results database, and writes a tuning database (with a module of the winning kernels) that the
 // library uses at once. `convbwd-tune --help` lists every flag; autotune/README.md shows the loop.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -51,11 +53,15 @@ to a tuning database that convbwd-driver --tuning-db and CONVBWD_TUNING_DB use a
   --time-budget S        start no new candidate after S seconds (default: none)
   --jobs J               compile workers (default: the CPUs)
   --compile-timeout S    a candidate's build is killed after S seconds (default 300)
+  --max-spill B          CUDA: a candidate whose PTX spills more than B bytes (ptxas -v, run where
+                         the CUDA toolkit is) is pruned, never run (default 0)
   --results DIR          the results database: append-only JSON lines (default tune-results)
   --out FILE             the tuning database to write (default DIR/tuning.db; the winners' kernel
                          module goes beside it as FILE.kernels.so, named by a 'module' line)
   --resume               continue the results in DIR: nothing with a row runs again
   --shard I/N            run candidates whose index in their class is I mod N (one GPU or Slurm task each)
+  --gpus N|all           CUDA: one worker process per GPU (CUDA_VISIBLE_DEVICES=one each), shard i/N
+                         each, into the same --results; then promotion over all their rows
   --seed S               the search's seed (default 1): the same seed proposes the same candidates
   --refine 0|1           1 (default): random sampling, then rounds mutating the best so far;
                          0: random sampling only (what shards reproduce exactly)
@@ -75,8 +81,8 @@ to a tuning database that convbwd-driver --tuning-db and CONVBWD_TUNING_DB use a
 
 struct Options {
     std::string shapes, miopen_log, direction, dtype, layout, target, results = "tune-results", out, shard = "0/1";
-    std::string peer = "auto", baseline;
-    int batch = 0, budget = 12, jobs = 0, iters = 5, refine = 1, stop_after = -1, wrong = -1;
+    std::string peer = "auto", baseline, gpus;
+    int batch = 0, budget = 12, jobs = 0, iters = 5, refine = 1, stop_after = -1, wrong = -1, max_spill = 0;
     double time_budget = 0, compile_timeout = 300;
     uint64_t seed = 1;
     bool resume = false, build_only = false, promote_always = false, no_promote = false, promote_only = false;
@@ -223,6 +229,86 @@ struct ClassWork {
 
 }  // namespace
 
+// --gpus: one worker per GPU, each this program again with --shard i/N and its own GPU; the
+// parent shows their rows as they land and waits.
+void run_gpu_workers(const Options &o, int argc, char **argv) {
+    std::vector<std::string> ids;
+    if (const char *v = std::getenv("CUDA_VISIBLE_DEVICES"); v && *v) {
+        std::stringstream ss(v);
+        for (std::string id; std::getline(ss, id, ',');) ids.push_back(id);
+    } else if (FILE *f = popen("nvidia-smi -L 2>/dev/null", "r")) {
+        char line[512];
+        for (int i = 0; std::fgets(line, sizeof line, f); i++)
+            if (std::strncmp(line, "GPU ", 4) == 0) ids.push_back(std::to_string(i));
+        pclose(f);
+    }
+    if (ids.empty()) die("--gpus: no GPU visible (CUDA_VISIBLE_DEVICES is empty and nvidia-smi -L lists none)");
+    const int n = o.gpus == "all" ? (int)ids.size() : (int)to_int("--gpus", o.gpus, 1, 1024);
+    if (n > (int)ids.size()) die("--gpus " + o.gpus + ": only " + std::to_string(ids.size()) + " GPUs are visible");
+    ::mkdir(o.results.c_str(), 0755);
+    std::vector<pid_t> pids;
+    for (int i = 0; i < n; i++) {
+        const std::string shard = std::to_string(i) + "/" + std::to_string(n), log = o.results + "/gpu-" + std::to_string(i) + ".log";
+        std::vector<std::string> args = {"/proc/self/exe"};
+        for (int k = 1; k < argc; k++) {
+            if (std::string(argv[k]) == "--gpus") {
+                k++;
+                continue;
+            }
+            args.push_back(argv[k]);
+        }
+        for (const char *a : {"--shard", shard.c_str(), "--no-promote"}) args.push_back(a);
+        const pid_t pid = fork();
+        if (pid == 0) {
+            setenv("CUDA_VISIBLE_DEVICES", ids[i].c_str(), 1);
+            if (!std::freopen(log.c_str(), "w", stdout) || dup2(fileno(stdout), 2) < 0) _exit(126);
+            std::vector<char *> av;
+            for (std::string &a : args) av.push_back(a.data());
+            av.push_back(nullptr);
+            execv(av[0], av.data());
+            _exit(127);
+        }
+        if (pid < 0) die("--gpus: fork failed");
+        pids.push_back(pid);
+        std::fprintf(stderr, "convbwd-tune: worker %d on GPU %s: --shard %s (log %s)\n", i, ids[i].c_str(), shard.c_str(), log.c_str());
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int left = n; left > 0;) {
+        for (pid_t &pid : pids) {
+            int st = 0;
+            if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid) {
+                const int w = (int)(&pid - pids.data());
+                std::fprintf(stderr, "\nconvbwd-tune: worker %d %s\n", w,
+                             WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "finished" : "failed (see its log)");
+                pid = -1, left--;
+            }
+        }
+        std::string line;
+        for (int i = 0; i < n; i++) {
+            std::ifstream f(o.results + "/results.shard-" + std::to_string(i) + "-of-" + std::to_string(n) + ".jsonl");
+            const long rows = (long)std::count(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>(), '\n');
+            line += " gpu" + std::to_string(i) + ": " + std::to_string(rows);
+        }
+        const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::fprintf(stderr, "%s[workers] rows%s  elapsed %.0f s%s", isatty(2) ? "\r\033[K" : "", line.c_str(), el,
+                     isatty(2) ? "" : "\n");
+        if (left > 0) sleep(isatty(2) ? 1 : 30);
+    }
+}
+
+// The chart of the search (autotune/chart.py) with the set-up's Python, where both are here.
+void draw_chart(const std::string &results) {
+    const std::string py = CONVBWD_TUNE_PYTHON, script = CONVBWD_TUNE_CHART;
+    struct stat st;
+    if (py.empty() || ::stat(py.c_str(), &st) != 0 || ::stat(script.c_str(), &st) != 0) {
+        std::printf("chart: python3 autotune/chart.py %s (not drawn here: no set-up Python)\n", results.c_str());
+        return;
+    }
+    const std::string cmd = "'" + py + "' '" + script + "' '" + results + "' --png '" + results + "/search.png' | tail -n 1";
+    std::fflush(stdout);
+    if (std::system(cmd.c_str()) != 0) std::printf("chart: %s failed\n", cmd.c_str());
+}
+
 int main(int argc, char **argv) {
     Options o;
     std::vector<std::string> merge_args;
@@ -250,6 +336,7 @@ int main(int argc, char **argv) {
         else if (a == "--out") o.out = val();
         else if (a == "--resume") o.resume = true;
         else if (a == "--shard") o.shard = val();
+        else if (a == "--gpus") o.gpus = val();
         else if (a == "--seed") o.seed = (uint64_t)to_int(a, val(), 0, 1L << 62);
         else if (a == "--refine") o.refine = (int)to_int(a, val(), 0, 1);
         else if (a == "--iters") o.iters = (int)to_int(a, val(), 1, 1000);
@@ -259,6 +346,7 @@ int main(int argc, char **argv) {
         else if (a == "--no-promote") o.no_promote = true;
         else if (a == "--promote-only") o.promote_only = true, o.resume = true;
         else if (a == "--baseline") o.baseline = val();
+        else if (a == "--max-spill") o.max_spill = (int)to_int(a, val(), 0, 1 << 20);
         else if (a == "--stop-after") o.stop_after = (int)to_int(a, val(), 0, 1 << 30);
         else if (a == "--test-wrong-candidate") o.wrong = (int)to_int(a, val(), 0, 1 << 30);
         else if (a == "--merge") {
@@ -294,6 +382,13 @@ int main(int argc, char **argv) {
         if (slash == std::string::npos) die("--shard = '" + o.shard + "' is not I/N");
         o.shard_n = (int)to_int("--shard N", o.shard.substr(slash + 1), 1, 100000);
         o.shard_i = (int)to_int("--shard I", o.shard.substr(0, slash), 0, o.shard_n - 1);
+    }
+    if (!o.gpus.empty()) {
+        if (device != Device::Cuda) die("--gpus is for --target cuda (host shards need a machine each: --shard)");
+        if (o.shard != "0/1") die("--gpus runs the shards itself: leave out --shard");
+        run_gpu_workers(o, argc, argv);
+        if (o.no_promote) return 0;
+        o.promote_only = o.resume = true;  // every worker's rows are in --results: promote them
     }
     if (o.peer == "auto") o.peer = device == Device::Host ? "onednn" : device == Device::Cuda ? "cudnn" : "none";
     if (o.peer != "onednn" && o.peer != "cudnn" && o.peer != "none") die("--peer = '" + o.peer + "' is not onednn|cudnn|none");
@@ -381,6 +476,9 @@ int main(int argc, char **argv) {
     bc.jobs = o.jobs;
     bc.timeout_s = o.compile_timeout;
     bc.wrong_kernel = o.wrong;
+    bc.ptxas = CONVBWD_TUNE_PTXAS;
+    if (const char *p = std::getenv("CONVBWD_PTXAS")) bc.ptxas = p;  // empty: do not check
+    bc.max_spill_bytes = o.max_spill;
     if (std::string e; generator_target(bc, device, &e).empty()) die(e);
 
     size_t planned = 0;
@@ -533,6 +631,7 @@ int main(int argc, char **argv) {
                 if (const Row *r = db.find("build|" + c->kernel + "|"); r && r->get("status") != "ok") {
                     BuildResult b;
                     b.error = r->get("error");
+                    b.status = r->get("status");
                     built[c->kernel] = b;  // failed before: not again
                     continue;
                 }
@@ -550,8 +649,12 @@ int main(int argc, char **argv) {
                 modules_built += b.ok;
                 Row r;
                 r.f["kind"] = "build", r.f["candidate"] = jobs[i].kernel, r.f["class"] = ck;
-                r.f["family"] = jobs[i].family->name, r.f["status"] = res.ok ? "ok" : "compile_failed";
+                r.f["family"] = jobs[i].family->name, r.f["status"] = res.ok ? "ok" : res.status == "ok" ? "error" : res.status;
                 if (!res.ok) r.f["error"] = res.error;
+                if (b.regs >= 0) {
+                    r.f["regs"] = std::to_string(b.regs);
+                    r.f["spill_stores"] = std::to_string(b.spill_stores), r.f["spill_loads"] = std::to_string(b.spill_loads);
+                }
                 r.f["module"] = b.module;
                 char s[32];
                 std::snprintf(s, sizeof s, "%.1f", b.seconds);
@@ -585,7 +688,8 @@ int main(int argc, char **argv) {
                     r.f["round"] = std::to_string(c->round), r.f["index"] = std::to_string(c->index);
                     r.f["edge"] = pr->edge ? "1" : "0";
                     if (b && !b->ok) {
-                        r.f["status"] = "compile_failed", r.f["error"] = b->error, r.f["kernel"] = c->kernel;
+                        r.f["status"] = b->status == "pruned" ? "pruned" : "compile_failed";
+                        r.f["error"] = b->error, r.f["kernel"] = c->kernel;
                     } else if (wrong_on_edge) {
                         r.f["status"] = "wrong", r.f["error"] = "wrong on the class's edge problem", r.f["kernel"] = c->kernel;
                     } else {
@@ -613,9 +717,6 @@ int main(int argc, char **argv) {
     };
     std::vector<Win> wins;
     std::map<std::string, std::vector<Win>> per_class_best;  // every problem's best (default included)
-    std::map<std::string, const Candidate *> cand_by_id;
-    for (auto &[ck, w] : classes)
-        for (const Candidate &c : w.candidates) cand_by_id[c.id()] = &c;
     for (auto &[ck, w] : classes)
         for (const Problem &pr : w.problems) {
             Win best{pr.key, "", "", ck, default_ms[pr.key], default_ms[pr.key], peer_ms[pr.key]};
@@ -639,11 +740,16 @@ int main(int argc, char **argv) {
     std::set<std::string> in_module;
     for (const Win &wn : wins) {
         if (built_in.count(wn.kernel) || !in_module.insert(wn.kernel).second) continue;
-        for (auto &[id, c] : cand_by_id)
-            if (c->kernel == wn.kernel) {
-                module_kernels.push_back({c->kernel, c->family, classes[wn.cls].cls.cls, c->knobs});
-                break;
-            }
+        // The kernel's family and knobs from its own row (another shard, or a refinement this
+        // process did not propose, may have found it).
+        const Row *from = nullptr;
+        for (const Row &r : db.rows())
+            if (r.get("kind") == "run" && r.get("kernel") == wn.kernel && !r.get("knobs").empty()) from = &r;
+        const Family *fam = from ? find_family(from->get("family")) : nullptr;
+        if (!fam) die("promoting " + wn.kernel + ": no results row names its family and knobs");
+        KnobValues kv = default_values(*fam);
+        if (std::string e = parse_knobs(from->get("knobs"), &kv); !e.empty()) die("promoting " + wn.kernel + ": " + e);
+        module_kernels.push_back({wn.kernel, fam, classes[wn.cls].cls.cls, kv});
     }
     // The module of the winners, beside the database (one file to carry with it).
     const size_t slash = o.out.rfind('/');
@@ -709,6 +815,7 @@ int main(int argc, char **argv) {
     }
     if (o.no_promote) {
         std::printf("\nresults in %s (--no-promote: run --promote-only where the modules' objects are)\n", o.results.c_str());
+        draw_chart(o.results);
         return 0;
     }
     std::printf("\nwrote %s (%zu records%s)\n", o.out.c_str(), wins.size(),
@@ -719,5 +826,6 @@ int main(int argc, char **argv) {
         std::printf("to make a winner a class default, add to schedules/kernels.manifest and rebuild:\n");
         for (const std::string &l : manifest_lines) std::printf("  %s\n", l.c_str());
     }
+    draw_chart(o.results);
     return 0;
 }

@@ -58,7 +58,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Python environment: Halide (C++ SDK + CMake package inside the wheel), CMake, Ninja.
-pins=(halide==21.0.0 cmake==3.31.6 ninja==1.13.0)
+pins=(halide==21.0.0 cmake==3.31.6 ninja==1.13.0 numpy==2.1.3 matplotlib==3.9.2)
 if [ ! -x "$venv/bin/python" ]; then
   /usr/bin/python3 -m venv "$venv"
 fi

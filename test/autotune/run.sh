@@ -17,6 +17,7 @@ echo "== 1. a seeded search (budget 6, refinement on), one candidate wrong on pu
 $CHECK complete "$T/a" 6 2
 $CHECK wrong "$T/a" "$T/a/tuning.db"
 grep -q '^module tuning.db.kernels.so$' "$T/a/tuning.db"
+[ -s "$T/a/search.png" ] || { echo "no chart of the search ($T/a/search.png)"; exit 1; }
 KERNEL=$(grep '^bwd_weight' "$T/a/tuning.db" | head -1 | awk '{print $2}')
 echo "-- the driver uses the database at once (record's kernel $KERNEL)"
 CONVBWD_VERBOSE=dispatch "$DRIVER" conv --tuning-db "$T/a/tuning.db" -n 2 -c 16 -H 10 -W 10 -k 16 -y 3 -x 3 \
