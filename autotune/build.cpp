@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "HalideRuntime.h"
+#include "autotune/results.h"
 #include "convbwd/convbwd_module.h"
 
 namespace convbwd::tune {
@@ -94,8 +95,7 @@ struct Running {
 
 }  // namespace
 
-bool ptxas_report(const BuildConfig &c, const std::string &object, const std::string &work_dir, BuildResult *r,
-                  std::string *error) {
+bool ptxas_run(const BuildConfig &c, const std::string &object, const std::string &work_dir, std::string *error) {
     // Halide's CUDA backend embeds the module's PTX, NUL-terminated, in the object's data.
     std::ifstream in(object, std::ios::binary);
     std::stringstream ss;
@@ -117,6 +117,10 @@ bool ptxas_report(const BuildConfig &c, const std::string &object, const std::st
         *error = "ptxas failed: " + tail(log, 400);
         return false;
     }
+    return true;
+}
+
+void ptxas_parse(const std::string &log, BuildResult *r) {
     // Per kernel: "N bytes stack frame, S bytes spill stores, L bytes spill loads", "Used R registers".
     std::ifstream lg(log);
     std::string line;
@@ -131,7 +135,6 @@ bool ptxas_report(const BuildConfig &c, const std::string &object, const std::st
         if ((p = line.find("Used ")) != std::string::npos && std::sscanf(line.c_str() + p, "Used %d registers", &a) == 1)
             r->regs = std::max(r->regs, a);
     }
-    return true;
 }
 
 std::string generator_target(const BuildConfig &c, Device d, std::string *error) {
@@ -150,13 +153,13 @@ std::string generator_target(const BuildConfig &c, Device d, std::string *error)
 std::string module_record(const BuildJob &j) {
     const KnobKind compile = KnobKind::Compile;
     return std::string(j.family->name) + " " + to_string(j.cls.dtype) + " " + to_string(j.cls.layout) + " " +
-           to_string(j.cls.stride) + " " + to_string(j.cls.filter) + " " + to_string(j.cls.device) + " candidate 0 " +
+           to_string(j.cls.stride) + " " + to_string(j.cls.filter) + " " + to_string(j.cls.device) + " " + to_string(j.role) + " 0 " +
            print_knobs(j.knobs, &compile);
 }
 
 void build_modules(const BuildConfig &c, const std::vector<BuildJob> &jobs,
                    const std::function<void(size_t, const BuildResult &)> &done) {
-    ::mkdir(c.dir.c_str(), 0755);
+    make_dirs(c.dir);
     std::vector<Running> running;
     size_t next = 0;
     auto start_job = [&](size_t i) {
@@ -185,14 +188,21 @@ void build_modules(const BuildConfig &c, const std::vector<BuildJob> &jobs,
         std::string cmd = quote(gen) + " -g " + j.family->name + " -f " + j.kernel + " -n " + j.kernel + " -o " +
                           quote(dir) + " -e object target=" + target + " dtype=" + to_string(j.cls.dtype) +
                           " layout=" + to_string(j.cls.layout) + " stride_class=" + to_string(j.cls.stride) +
-                          " filter_class=" + to_string(j.cls.filter) + " " + print_knobs(j.knobs, &compile);
+                          " filter_class=" + to_string(j.cls.filter) + " " + print_knobs(j.knobs, &compile) +
+                          (j.generator_args.empty() ? "" : " " + j.generator_args);
         cmd += " && " + link_command(c, reg_c, {dir + "/" + j.kernel + ".o"}, module);
         cmd = "(" + cmd + ") > " + quote(log) + " 2>&1";
+        const bool check = j.cls.device == Device::Cuda && !c.ptxas.empty();
         const pid_t pid = fork();
-        if (pid == 0) {
+        if (pid == 0) {  // the worker: generator, link, then (CUDA) ptxas over the module's PTX
             setpgid(0, 0);
-            execl("/bin/sh", "sh", "-c", cmd.c_str(), (char *)nullptr);
-            _exit(127);
+            if (std::system(cmd.c_str()) != 0) _exit(1);
+            std::string why;
+            if (check && !ptxas_run(c, dir + "/" + j.kernel + ".o", dir, &why)) {
+                std::ofstream(log, std::ios::app) << why << "\n";
+                _exit(1);
+            }
+            _exit(0);
         }
         if (pid < 0) {
             r.error = "fork failed";
@@ -223,12 +233,9 @@ void build_modules(const BuildConfig &c, const std::vector<BuildJob> &jobs,
                 r.status = "ok";
                 r.module = ru.module;
                 const BuildJob &j = jobs[ru.job];
-                std::string why;
                 if (j.cls.device == Device::Cuda && !c.ptxas.empty()) {
-                    const std::string dir = c.dir + "/" + j.kernel;
-                    if (!ptxas_report(c, dir + "/" + j.kernel + ".o", dir, &r, &why)) {
-                        r.ok = false, r.error = why;
-                    } else if (r.spill_stores > c.max_spill_bytes) {
+                    ptxas_parse(c.dir + "/" + j.kernel + "/ptxas.log", &r);
+                    if (r.spill_stores > c.max_spill_bytes) {
                         r.ok = false, r.status = "pruned";
                         r.error = "pruned: " + std::to_string(r.spill_stores) + " bytes of spill stores, " +
                                   std::to_string(r.regs) + " registers (ptxas -v, sm_" + std::to_string(c.cuda_capability) + ")";
@@ -236,6 +243,7 @@ void build_modules(const BuildConfig &c, const std::vector<BuildJob> &jobs,
                     if (!r.ok) std::remove(ru.module.c_str());  // a later run builds (and checks) it again
                 }
             } else {
+                std::remove(ru.module.c_str());  // half done (ptxas failed after the link): not a module
                 r.error = "build failed: " + tail(ru.log, 600);
             }
             any = true;

@@ -34,6 +34,8 @@ struct BuildJob {
     const Family *family = nullptr;
     KernelClass cls;
     KnobValues knobs;  // compile-time ones matter
+    Role role = Role::Candidate;
+    std::string generator_args;  // more for the generator (an autoscheduler baseline's plugin and estimates)
 };
 
 struct BuildResult {
@@ -47,14 +49,15 @@ struct BuildResult {
     int regs = -1, spill_stores = -1, spill_loads = -1;
 };
 
-// ptxas -v over the PTX that Halide embedded in a CUDA object: fills r's regs and spills;
-// false with *error when there is no PTX or ptxas fails.
-bool ptxas_report(const BuildConfig &c, const std::string &object, const std::string &work_dir, BuildResult *r,
-                  std::string *error);
+// ptxas -v over the PTX that Halide embedded in a CUDA object (written to work_dir/kernels.ptx,
+// the report to work_dir/ptxas.log); false with *error when there is no PTX or ptxas fails.
+bool ptxas_run(const BuildConfig &c, const std::string &object, const std::string &work_dir, std::string *error);
+// The report's most registers of one kernel and bytes of spill stores and loads over all of them.
+void ptxas_parse(const std::string &log, BuildResult *r);
 
 // The Halide target a kernel of this device is generated for (no runtime: the library's serves).
 std::string generator_target(const BuildConfig &c, Device d, std::string *error);
-// The manifest record of a module's kernel (role candidate).
+// The manifest record of a module's kernel (its role: candidate or baseline).
 std::string module_record(const BuildJob &j);
 
 // Builds every job (skipping those whose module exists); done(i, result) is called as each ends.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -22,7 +23,7 @@ double Row::num(const std::string &k) const {
 }
 
 const std::vector<std::string> &numeric_fields() {
-    static const std::vector<std::string> k = {"round", "index", "time_ms", "peer_ms", "seed", "max_error", "build_s"};
+    static const std::vector<std::string> k = {"round", "index", "time_ms", "peer_ms", "seed", "max_error", "build_s", "regs", "spill_stores", "spill_loads"};
     return k;
 }
 
@@ -136,8 +137,16 @@ void read_rows(const std::string &file, std::vector<Row> *rows) {
 }
 }  // namespace
 
+bool make_dirs(const std::string &path) {
+    for (size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
+        const std::string part = path.substr(0, at);
+        if (!part.empty() && ::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return false;
+        if (at == std::string::npos) return true;
+    }
+}
+
 bool ResultsDb::open(const std::string &dir, const std::string &file, bool resume, std::string *error) {
-    ::mkdir(dir.c_str(), 0755);
+    make_dirs(dir);
     path_ = dir + "/" + file;
     if (resume) {
         for (const std::string &f : jsonl_files(dir)) read_rows(f, &rows_);

@@ -49,6 +49,9 @@ private:
     std::string path_;
 };
 
+// mkdir -p: every missing folder of path (0755); false if one cannot be made.
+bool make_dirs(const std::string &path);
+
 // Numeric fields of a row (written as JSON numbers, not strings).
 const std::vector<std::string> &numeric_fields();
 

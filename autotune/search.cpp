@@ -26,7 +26,7 @@ std::vector<const Family *> families_for(const ProblemClass &c) {
     std::vector<const Family *> own, general;
     for (const Family &f : families()) {
         if (f.dir != c.cls.dir || f.kind != schedule_kind(c.cls.device)) continue;
-        if (std::strstr(f.name, "scatter")) continue;  // comparison baselines
+        if (std::strstr(f.name, "scatter") || f.autoscheduler) continue;  // comparison baselines
         if (f.groups == c.groups) own.push_back(&f);
         else if (f.groups == GroupClass::Any) general.push_back(&f);
     }

@@ -72,7 +72,9 @@ to a tuning database that convbwd-driver --tuning-db and CONVBWD_TUNING_DB use a
   --no-promote           run and record only: no tuning database (a machine without a C compiler)
   --promote-only         run nothing: write the tuning database from the rows in --results
   --build-only           build the candidates' modules and stop (build here, carry, run elsewhere)
-  --baseline B           anderson2021 | adams2019: not implemented yet (refused)
+  --baseline B           adams2019 (host) | anderson2021 (cuda, opencl): per class, Halide's autoscheduler
+                         schedules the same Funcs for the class's largest problem; verified and timed
+                         on every problem like a candidate (kind "baseline" rows), never promoted
   --stop-after N         test hook: exit abruptly after N result rows (a killed run)
   --test-wrong-candidate K  test hook: the K-th module built corrupts one output element
   --merge OUT DIR...     merge results folders (shards) into one file, deduplicated and sorted
@@ -245,7 +247,7 @@ void run_gpu_workers(const Options &o, int argc, char **argv) {
     if (ids.empty()) die("--gpus: no GPU visible (CUDA_VISIBLE_DEVICES is empty and nvidia-smi -L lists none)");
     const int n = o.gpus == "all" ? (int)ids.size() : (int)to_int("--gpus", o.gpus, 1, 1024);
     if (n > (int)ids.size()) die("--gpus " + o.gpus + ": only " + std::to_string(ids.size()) + " GPUs are visible");
-    ::mkdir(o.results.c_str(), 0755);
+    make_dirs(o.results);
     std::vector<pid_t> pids;
     for (int i = 0; i < n; i++) {
         const std::string shard = std::to_string(i) + "/" + std::to_string(n), log = o.results + "/gpu-" + std::to_string(i) + ".log";
@@ -361,8 +363,8 @@ int main(int argc, char **argv) {
         std::printf("merged %ld rows into %s\n", n, merge_args[0].c_str());
         return 0;
     }
-    if (!o.baseline.empty())
-        die("--baseline " + o.baseline + ": the autoscheduler baselines are not implemented yet (docs/AUTOTUNE.md)");
+    if (!o.baseline.empty() && o.baseline != "adams2019" && o.baseline != "anderson2021")
+        die("--baseline = '" + o.baseline + "' is not adams2019|anderson2021");
     if (o.shapes.empty() == o.miopen_log.empty()) die("give one of --shapes FILE and --miopen-log FILE");
     if (o.target.empty()) die("--target is required (host, cuda, opencl, amdgpu)");
     convbwd_target target;
@@ -487,8 +489,12 @@ int main(int argc, char **argv) {
     std::map<std::string, std::string> best_text;  // class -> "0.84x onednn"
     auto best_of = [&](const std::string &c) { return best_text.count(c) ? best_text[c] : std::string("-"); };
 
+    // Each problem's inputs and reference are drawn and computed once for all its candidates
+    // (the same seed draws the same inputs anyway: this only saves the double reference).
+    std::map<std::string, CaseData> case_data;
     auto run_one = [&](const Problem &pr, const std::string &kernel, bool time, bool with_peer, Row *row) {
         RunSpec s;
+        s.cache = &case_data[pr.key];
         s.p = pr.p, s.dir = pr.dir, s.device = device, s.kernel = kernel;
         s.verify = true, s.time = time, s.warmup = 1, s.iters = o.iters;
         if (with_peer) s.peer = o.peer;
@@ -704,6 +710,69 @@ int main(int argc, char **argv) {
         }
     }
     progress.finish();
+
+    // 2b. The autoscheduler baseline per class (--baseline; shard 0 only: one kernel a class).
+    std::map<std::string, double> baseline_ms;  // problem key -> ms
+    if (!o.baseline.empty() && o.shard_i == 0) {
+        for (auto &[ck, w] : classes) {
+            const Family *bf = nullptr;
+            for (const Family &f : families())
+                if (f.autoscheduler && f.dir == w.cls.cls.dir && f.kind == schedule_kind(device) &&
+                    std::strstr(f.name, o.baseline.c_str()))
+                    bf = &f;
+            if (!bf) {
+                std::fprintf(stderr, "convbwd-tune: %s: no %s baseline for this device\n", ck.c_str(), o.baseline.c_str());
+                continue;
+            }
+            const std::string plugin = o.baseline == "adams2019" ? CONVBWD_TUNE_ADAMS2019 : CONVBWD_TUNE_ANDERSON2021;
+            const Problem *big = &w.problems[0];  // estimates: the class's largest problem
+            auto work = [](const ConvProblem &q) { return (double)q.N * q.C * q.H * q.W * q.K * q.R * q.S / q.G; };
+            for (const Problem &pr : w.problems)
+                if (work(pr.p) > work(big->p)) big = &pr;
+            const ConvProblem &q = big->p;
+            char est[160];
+            std::snprintf(est, sizeof est, "%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", q.N, q.C, q.H, q.W, q.K, q.R, q.S, q.stride_h,
+                          q.pad_top, q.dilation_h, q.G);
+            const int par = device == Device::Host ? std::max(1, (int)sysconf(_SC_NPROCESSORS_ONLN)) : 132;
+            const KnobValues kv = default_values(*bf);
+            const Candidate c = make_candidate(w.cls, *bf, kv);
+            BuildJob job{c.kernel, bf, w.cls.cls, kv, Role::Baseline,
+                         "-p '" + plugin + "' autoscheduler=" + bf->autoscheduler + " autoscheduler.parallelism=" +
+                             std::to_string(par) + " estimates=" + est};
+            BuildResult b;
+            if (const Row *old = db.find("build|" + c.kernel + "|"); old && old->get("status") != "ok") {
+                b.error = old->get("error");
+            } else {
+                bc.wrong_kernel = -1;
+                build_modules(bc, {job}, [&](size_t, const BuildResult &res) { b = res; });
+                if (b.ok && !o.build_only && convbwd_load_kernel_module(b.module.c_str()) != CONVBWD_SUCCESS)
+                    b.ok = false, b.error = std::string("load failed: ") + convbwd_last_error();
+                Row r;
+                r.f["kind"] = "build", r.f["candidate"] = c.kernel, r.f["class"] = ck, r.f["family"] = bf->name;
+                r.f["status"] = b.ok ? "ok" : "compile_failed", r.f["module"] = b.module, r.f["estimates"] = est;
+                if (!b.ok) r.f["error"] = b.error;
+                char sec[32];
+                std::snprintf(sec, sizeof sec, "%.1f", b.seconds);
+                r.f["build_s"] = sec;
+                if (!db.done(r.key()) || !b.ok) write(r);
+                std::fprintf(stderr, "baseline %s (%s, estimates %s): %s (%.1f s)\n", c.kernel.c_str(), bf->autoscheduler, est,
+                             b.ok ? "built" : b.error.c_str(), b.seconds);
+            }
+            if (o.build_only) continue;
+            for (const Problem &pr : w.problems) {
+                Row r;
+                r.f["kind"] = "baseline", r.f["candidate"] = c.kernel, r.f["problem_key"] = pr.key;
+                if (!db.done(r.key())) {
+                    r.f["class"] = ck, r.f["problem"] = pr.line, r.f["family"] = bf->name, r.f["edge"] = "0";
+                    if (!b.ok) r.f["status"] = "compile_failed", r.f["error"] = b.error, r.f["kernel"] = c.kernel;
+                    else run_one(pr, c.kernel, true, false, &r);
+                    write(r);
+                }
+                const Row *done = db.find(r.key());
+                if (done && done->get("status") == "ok") baseline_ms[pr.key] = done->num("time_ms");
+            }
+        }
+    }
     if (o.build_only) {
         std::printf("built %d modules into %s\n", modules_built, bc.dir.c_str());
         return 0;
@@ -755,7 +824,7 @@ int main(int argc, char **argv) {
     const size_t slash = o.out.rfind('/');
     const std::string out_dir = slash == std::string::npos ? "." : o.out.substr(0, slash);
     const std::string module_name = o.out.substr(slash == std::string::npos ? 0 : slash + 1) + ".kernels.so";
-    if (!o.no_promote) ::mkdir(out_dir.c_str(), 0755);
+    if (!o.no_promote) make_dirs(out_dir);
     if (!o.no_promote && !module_kernels.empty() && !link_module(bc, module_kernels, out_dir + "/" + module_name, &err))
         die(err);
     if (!o.no_promote) {
@@ -775,7 +844,8 @@ int main(int argc, char **argv) {
     }
 
     // 4. The table per class, and the manifest records a maintainer would add.
-    std::printf("\n%-44s %5s %9s %9s %9s  %s\n", "class", "probs", "default", "tuned", "best-one", "ratios: peer time / ours (geomean; >1 = faster than the peer)");
+    std::printf("\n%-44s %5s %9s %9s %9s %9s  %s\n", "class", "probs", "default", "tuned", "best-one",
+                o.baseline.empty() ? "baseline" : o.baseline.c_str(), "ratios: peer time / ours (geomean; >1 = faster than the peer)");
     std::vector<std::string> manifest_lines;
     std::vector<ManifestRecord> manifest;
     read_manifest(CONVBWD_TUNE_MANIFEST, &manifest);
@@ -798,8 +868,12 @@ int main(int argc, char **argv) {
             const double g = geomean(r);
             if (std::isfinite(g) && g > one_g) one_g = g, one = &c;
         }
-        std::printf("%-44s %5zu %8.2fx %8.2fx %8.2fx  %s\n", ck.c_str(), w.problems.size(), geomean(rd), geomean(rt),
-                    one ? one_g : NAN, o.peer.empty() ? "(no peer)" : o.peer.c_str());
+        std::vector<double> rb;
+        for (const Problem &pr : w.problems)
+            if (baseline_ms.count(pr.key) && std::isfinite(peer_ms[pr.key])) rb.push_back(peer_ms[pr.key] / baseline_ms[pr.key]);
+        std::printf("%-44s %5zu %8.2fx %8.2fx %8.2fx %8.2fx  %s\n", ck.c_str(), w.problems.size(), geomean(rd), geomean(rt),
+                    one ? one_g : NAN, rb.size() == w.problems.size() ? geomean(rb) : NAN,
+                    o.peer.empty() ? "(no peer)" : o.peer.c_str());
         if (one && one_g > geomean(rd) * 1.03) {
             int order = 0;  // just before the kernel the library chose for the class's first problem
             for (const ManifestRecord &m : manifest)

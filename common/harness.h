@@ -30,6 +30,16 @@
 
 namespace convbwd {
 
+// A problem's inputs and reference, kept across runs of many kernels on the same problem (the
+// tuner verifies every candidate on every suite problem): the first run_case given an empty one
+// fills it, later ones reuse its inputs and reference instead of drawing and computing them
+// again. Only for random inputs (no supplied a, b) and beta == 0.
+struct CaseData {
+    bool filled = false;
+    HostTensor a, b;
+    std::vector<double> ref;
+};
+
 struct RunSpec {
     ConvProblem p;  // geometry, dtype and layout
     Direction dir = Direction::BwdData;
@@ -42,6 +52,7 @@ struct RunSpec {
     std::string peer;                    // "" (none), "onednn", "cudnn", "scatter"
     const HostTensor *a = nullptr;       // supplied inputs (dy and w for bwd_data, x and dy for
     const HostTensor *b = nullptr;       // bwd_weight); random small integers when null
+    CaseData *cache = nullptr;           // see CaseData (ignored with supplied inputs or beta != 0)
 };
 
 struct PeerResult {

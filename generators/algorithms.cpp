@@ -241,7 +241,7 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
         // schedule wraps them). A wrapper computed per row then has a one-row region, where through
         // row % P and row / P Halide's interval arithmetic would see every row of the split.
         Var rw("rw"), dyy("dyy");
-        Expr n_of = min(rw / a.P, a.N - 1), p_of = rw % a.P;
+        Expr n_of = a.clamp_all ? clamp(rw / a.P, 0, a.N - 1) : min(rw / a.P, a.N - 1), p_of = rw % a.P;
         g.x_row = Func("x_row");
         g.x_row(xx, dyy, c, rw) = g.x_f(xx, p_of * sh - pt + dyy, c, n_of);
         g.dy_row = Func("dy_row");

@@ -19,6 +19,9 @@ struct ConvArgs {
     Halide::Expr N, C, H, W, K, P, Q, R, S;
     Halide::Expr stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left, groups;
     Halide::Expr alpha, beta;
+    // Set for the autoscheduler baselines: indices that only the hand schedules' bounds keep in
+    // range are clamped on both sides (an autoscheduler's tiles make bounds inference see more).
+    bool clamp_all = false;
 };
 
 // What a (stride class, filter class) pair fixes at compile time; 0 / -1 = runtime.

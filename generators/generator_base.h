@@ -62,6 +62,10 @@ public:
     GeneratorParam<Layout> layout{"layout", Layout::NCHW, kLayouts};
     GeneratorParam<StrideClass> stride_class{"stride_class", StrideClass::Any, kStrides};
     GeneratorParam<FilterClass> filter_class{"filter_class", FilterClass::Any, kFilters};
+    // Autoscheduler baselines (convbwd-tune --baseline): with autoscheduler=Adams2019 (host) or
+    // Anderson2021 (GPU) the hand schedule is left out and the autoscheduler schedules the same
+    // Funcs for the problem "n,c,h,w,k,r,s,stride,pad,dilation,groups" given here.
+    GeneratorParam<std::string> estimates{"estimates", ""};
 
     using Generator<Gen>::add_requirement;
     using Generator<Gen>::get_target;
@@ -106,6 +110,39 @@ public:
         out = this->template add_output<Buffer<>>("out", t, 4);
     }
 
+    // The autoscheduler's estimates for the problem in `estimates` (inputs, scalars, outputs);
+    // true when this compile is an autoscheduler baseline (then no hand schedule is applied).
+    bool autoscheduled() {
+        if (!this->using_autoscheduler()) return false;
+        int v[11];
+        const std::string e = estimates;
+        _halide_user_assert(std::sscanf(e.c_str(), "%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4],
+                                        &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]) == 11)
+            << "an autoscheduled kernel needs estimates=n,c,h,w,k,r,s,stride,pad,dilation,groups (got '" << e << "')";
+        const int N = v[0], C = v[1], H = v[2], W = v[3], K = v[4], R = v[5], S = v[6], st = v[7], pad = v[8], dil = v[9],
+                  G = v[10];
+        const int P = (H + 2 * pad - dil * (R - 1) - 1) / st + 1, Q = (W + 2 * pad - dil * (S - 1) - 1) / st + 1;
+        const Region dy = {{0, Q}, {0, P}, {0, K}, {0, N}}, xr = {{0, W}, {0, H}, {0, C}, {0, N}},
+                     wr = {{0, S}, {0, R}, {0, C / G}, {0, K}};
+        const bool data = Gen::kDir == Direction::BwdData;
+        a->set_estimates(data ? dy : xr);
+        b->set_estimates(data ? wr : dy);
+        prev->set_estimates(data ? xr : wr);
+        out->set_estimates(data ? xr : wr);
+        for (int i : {0, 1}) ints[i]->set_estimate(st);
+        for (int i : {2, 3}) ints[i]->set_estimate(dil);
+        for (int i : {4, 5}) ints[i]->set_estimate(pad);
+        ints[6]->set_estimate(G);
+        alpha->set_estimate(1.0f);
+        beta->set_estimate(0.0f);
+        if (Gen::kHasWorkspace) {
+            const int splits_est = 4;
+            splits->set_estimate(splits_est);
+            ws->set_estimates({{0, S}, {0, R}, {0, C / G}, {0, K}, {0, splits_est}});
+        }
+        return true;
+    }
+
 protected:
     GeneratorInput<Buffer<>> *a = nullptr, *b = nullptr, *prev = nullptr;
     std::vector<GeneratorInput<int> *> ints;
@@ -133,7 +170,7 @@ protected:
 
     ConvArgs make_args(Expr N, Expr C, Expr H, Expr W, Expr K, Expr P, Expr Q, Expr R, Expr S) {
         ConvArgs r{N, C, H, W, K, P, Q, R, S, *ints[0], *ints[1], *ints[2], *ints[3], *ints[4], *ints[5], *ints[6],
-                   *alpha, *beta};
+                   *alpha, *beta, this->using_autoscheduler()};
         // A kernel built for a class refuses problems outside it rather than compute them wrong.
         ClassConsts k = class_consts(stride_class, filter_class);
         if (k.stride > 0)

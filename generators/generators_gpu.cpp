@@ -25,6 +25,7 @@ public:
     void generate() {
         ConvArgs args = this->bwd_data_args();
         BwdDataGraph g = this->build_bwd_data(args);
+        if (this->autoscheduled()) return;
         const BwdDataGpuParams p = knobs.params();
         this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_data_dw_gpu" : "conv_bwd_data_gpu");
         if (const int cv = p.channel_vector(); cv > 1) {
@@ -65,6 +66,7 @@ public:
     void generate() {
         ConvArgs args = this->bwd_weight_args();
         BwdWeightGraph g = this->build_bwd_weight(args);
+        if (this->autoscheduled()) return;
         const BwdWeightGpuParams p = knobs.params();
         this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_weight_dw_gpu" : "conv_bwd_weight_gpu");
         if (p.vec > 1) {
@@ -101,3 +103,7 @@ HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataGpuDw, conv_bwd_data_dw_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuAny, conv_bwd_weight_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuDw, conv_bwd_weight_dw_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataScatterGpu, conv_bwd_data_scatter_gpu)
+// The autoscheduler baselines (schedules/spaces.h): the same generators, run by convbwd-tune with
+// autoscheduler=Anderson2021 and estimates=...
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataGpuAny, conv_bwd_data_anderson2021_gpu)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuAny, conv_bwd_weight_anderson2021_gpu)

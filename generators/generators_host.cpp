@@ -19,6 +19,7 @@ public:
     void generate() {
         ConvArgs args = this->bwd_data_args();
         BwdDataGraph g = this->build_bwd_data(args);
+        if (this->autoscheduled()) return;
         const BwdDataHostParams p = knobs.params();
         this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_data_dw_host" : "conv_bwd_data_host");
         schedule_bwd_data_host(g, p, args, layout, stride_class, filter_class, gc);
@@ -39,6 +40,7 @@ public:
     void generate() {
         ConvArgs args = this->bwd_weight_args();
         BwdWeightGraph g = this->build_bwd_weight(args);
+        if (this->autoscheduled()) return;
         const auto p = knobs.params();
         this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_weight_dw_host"
                                : gc == GroupClass::Narrow  ? "conv_bwd_weight_narrow_host"
@@ -70,3 +72,7 @@ HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHostAny, conv_bwd_weight_ho
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHostDw, conv_bwd_weight_dw_host)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHostNarrow, conv_bwd_weight_narrow_host)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataScatterHost, conv_bwd_data_scatter_host)
+// The autoscheduler baselines (schedules/spaces.h): the same generators, run by convbwd-tune with
+// autoscheduler=Adams2019 and estimates=...
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataHostAny, conv_bwd_data_adams2019_host)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHostAny, conv_bwd_weight_adams2019_host)

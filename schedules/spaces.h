@@ -217,6 +217,11 @@ struct Family {
     const char *tag_prefix;
     const std::vector<Knob> &(*knobs)();
     const char *doc;
+    // Autoscheduler baselines (convbwd-tune --baseline): Halide's autoscheduler of this name
+    // schedules the family's Funcs in place of the hand schedule. The knob table is the hand
+    // family's (the runtime reads its launch knobs), but no compile-time knob changes the code:
+    // the tag is the prefix alone and every point is valid.
+    const char *autoscheduler = nullptr;
 };
 
 inline const std::vector<Family> &families() {
@@ -244,6 +249,18 @@ inline const std::vector<Family> &families() {
          "depthwise backward-data (c = k = groups): the GPU tiles read in place"},
         {"conv_bwd_weight_dw_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Depthwise, "dw",
          &BwdWeightGpuParams::knobs, "depthwise backward-weight (c = k = groups): threads along the channels"},
+        {"conv_bwd_data_adams2019_host", Direction::BwdData, ScheduleKind::Host, GroupClass::Any, "adams2019",
+         &BwdDataHostParams::knobs, "comparison baseline: Halide's Adams2019 autoscheduler on the backward-data Funcs",
+         "Adams2019"},
+        {"conv_bwd_weight_adams2019_host", Direction::BwdWeight, ScheduleKind::Host, GroupClass::Any, "adams2019",
+         &BwdWeightHostParams::knobs, "comparison baseline: Halide's Adams2019 autoscheduler on the backward-weight Funcs",
+         "Adams2019"},
+        {"conv_bwd_data_anderson2021_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "anderson2021",
+         &BwdDataGpuParams::knobs, "comparison baseline: Halide's Anderson2021 GPU autoscheduler on the backward-data Funcs",
+         "Anderson2021"},
+        {"conv_bwd_weight_anderson2021_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Any, "anderson2021",
+         &BwdWeightGpuParams::knobs, "comparison baseline: Halide's Anderson2021 GPU autoscheduler on the backward-weight Funcs",
+         "Anderson2021"},
     };
     return f;
 }
@@ -333,6 +350,7 @@ inline std::string print_knobs(const KnobValues &vals, const KnobKind *kind = nu
 inline std::string kernel_tag(const KnobValues &vals) {
     const auto &ks = vals.family->knobs();
     std::string out = vals.family->tag_prefix;
+    if (vals.family->autoscheduler) return out;  // no knob reaches its code
     for (size_t i = 0; i < ks.size(); i++) {
         const Knob &k = ks[i];
         std::string code = k.tag;
@@ -377,6 +395,7 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
     const Family &f = *vals.family;
     if (f.dir != c.dir) return std::string("family ") + f.name + " is " + to_string(f.dir);
     if (f.kind != schedule_kind(c.device)) return std::string("family ") + f.name + " does not build for " + to_string(c.device);
+    if (f.autoscheduler) return {};  // the autoscheduler's schedule: no hand knob constrains it
     const bool amd = c.device == Device::AmdGpu;
     auto need = [](bool ok, const std::string &why) { return ok ? std::string() : why; };
     std::string e;
