@@ -140,7 +140,7 @@ void ptxas_parse(const std::string &log, BuildResult *r) {
 std::string generator_target(const BuildConfig &c, Device d, std::string *error) {
     const std::string tail = "-user_context-no_runtime";
     switch (d) {
-    case Device::Host: return c.host_target + tail;
+    case Device::Host: return "host" + tail;
     case Device::Cuda: return c.host_target + "-cuda-cuda_capability_" + std::to_string(c.cuda_capability) + tail;
     case Device::OpenCL: return c.host_target + "-opencl" + tail;
     case Device::AmdGpu: break;

@@ -16,7 +16,10 @@ namespace convbwd::tune {
 struct BuildConfig {
     std::string dir;                       // the modules folder (one sub-folder per kernel)
     std::string host_generator, gpu_generator;
-    std::string host_target;               // Halide's host target of this build (CONVBWD_HOST_TARGET)
+    // Halide's x86 target of GPU candidates' host code: the library's baseline
+    // (CONVBWD_HOST_BASELINE), as they may be built here and run on the GPU machine. Host
+    // candidates are built for "host": the CPU that tunes them is the one they are for.
+    std::string host_target;
     int cuda_capability = 80;
     std::string cc;                        // C compiler for the registration file and the link
     std::string include_dir, halide_include_dir;

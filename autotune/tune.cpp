@@ -468,7 +468,7 @@ int main(int argc, char **argv) {
     bc.dir = o.results + "/modules";
     bc.host_generator = CONVBWD_TUNE_HOST_GENERATOR;
     bc.gpu_generator = CONVBWD_TUNE_GPU_GENERATOR;
-    bc.host_target = CONVBWD_TUNE_HOST_TARGET;
+    bc.host_target = CONVBWD_TUNE_HOST_BASELINE;
     bc.cuda_capability = CONVBWD_TUNE_CUDA_CAPABILITY;
     bc.cc = std::getenv("CC") && *std::getenv("CC") ? std::getenv("CC") : CONVBWD_TUNE_CC;
     bc.include_dir = CONVBWD_TUNE_INCLUDE_DIR;
@@ -482,6 +482,21 @@ int main(int argc, char **argv) {
     if (const char *p = std::getenv("CONVBWD_PTXAS")) bc.ptxas = p;  // empty: do not check
     bc.max_spill_bytes = o.max_spill;
     if (std::string e; generator_target(bc, device, &e).empty()) die(e);
+
+    // The results row of a module's build (candidate or baseline), from its BuildResult.
+    auto build_row = [](const BuildJob &j, const std::string &ck, const BuildResult &b, Row *r) {
+        r->f["kind"] = "build", r->f["candidate"] = j.kernel, r->f["class"] = ck, r->f["family"] = j.family->name;
+        r->f["status"] = b.ok ? "ok" : b.status == "ok" ? "error" : b.status;
+        if (!b.ok) r->f["error"] = b.error;
+        if (b.regs >= 0) {
+            r->f["regs"] = std::to_string(b.regs);
+            r->f["spill_stores"] = std::to_string(b.spill_stores), r->f["spill_loads"] = std::to_string(b.spill_loads);
+        }
+        r->f["module"] = b.module;
+        char sec[32];
+        std::snprintf(sec, sizeof sec, "%.1f", b.seconds);
+        r->f["build_s"] = sec;
+    };
 
     size_t planned = 0;
     for (auto &[k, w] : classes) planned += (w.problems.size() + (w.has_edge ? 1 : 0)) * (size_t)o.budget + w.problems.size();
@@ -654,17 +669,7 @@ int main(int argc, char **argv) {
                 built[jobs[i].kernel] = res;
                 modules_built += b.ok;
                 Row r;
-                r.f["kind"] = "build", r.f["candidate"] = jobs[i].kernel, r.f["class"] = ck;
-                r.f["family"] = jobs[i].family->name, r.f["status"] = res.ok ? "ok" : res.status == "ok" ? "error" : res.status;
-                if (!res.ok) r.f["error"] = res.error;
-                if (b.regs >= 0) {
-                    r.f["regs"] = std::to_string(b.regs);
-                    r.f["spill_stores"] = std::to_string(b.spill_stores), r.f["spill_loads"] = std::to_string(b.spill_loads);
-                }
-                r.f["module"] = b.module;
-                char s[32];
-                std::snprintf(s, sizeof s, "%.1f", b.seconds);
-                r.f["build_s"] = s;
+                build_row(jobs[i], ck, res, &r);
                 if (!db.done(r.key()) || !res.ok) write(r);
                 std::fprintf(stderr, "%sbuilt %s: %s (%.1f s)\n", isatty(2) ? "\r\033[K" : "", jobs[i].kernel.c_str(),
                              res.ok ? "ok" : res.error.c_str(), b.seconds);
@@ -748,12 +753,8 @@ int main(int argc, char **argv) {
                 if (b.ok && !o.build_only && convbwd_load_kernel_module(b.module.c_str()) != CONVBWD_SUCCESS)
                     b.ok = false, b.error = std::string("load failed: ") + convbwd_last_error();
                 Row r;
-                r.f["kind"] = "build", r.f["candidate"] = c.kernel, r.f["class"] = ck, r.f["family"] = bf->name;
-                r.f["status"] = b.ok ? "ok" : "compile_failed", r.f["module"] = b.module, r.f["estimates"] = est;
-                if (!b.ok) r.f["error"] = b.error;
-                char sec[32];
-                std::snprintf(sec, sizeof sec, "%.1f", b.seconds);
-                r.f["build_s"] = sec;
+                build_row(job, ck, b, &r);
+                r.f["estimates"] = est;
                 if (!db.done(r.key()) || !b.ok) write(r);
                 std::fprintf(stderr, "baseline %s (%s, estimates %s): %s (%.1f s)\n", c.kernel.c_str(), bf->autoscheduler, est,
                              b.ok ? "built" : b.error.c_str(), b.seconds);

@@ -56,13 +56,13 @@ function(_conv_kernel)
     set(row_tail "\"${K_FAMILY}\", ${role}, \"${sched}\", \"${K_LAUNCH}\"")
     set(features user_context-c_plus_plus_name_mangling)
     if (K_ON STREQUAL "host")
-        set(target ${CONVBWD_HOST_TARGET}-${features})
+        list(TRANSFORM CONVBWD_HOST_TARGETS APPEND "-${features}" OUTPUT_VARIABLE target)
         set(on Host)
     elseif (K_ON STREQUAL "cuda")
-        set(target ${CONVBWD_HOST_TARGET}-cuda-cuda_capability_${CONVBWD_CUDA_CAPABILITY}-${features})
+        set(target ${CONVBWD_HOST_BASELINE}-cuda-cuda_capability_${CONVBWD_CUDA_CAPABILITY}-${features})
         set(on Cuda)
     elseif (K_ON STREQUAL "opencl")
-        set(target ${CONVBWD_HOST_TARGET}-opencl-${features})
+        set(target ${CONVBWD_HOST_BASELINE}-opencl-${features})
         set(on OpenCL)
     elseif (K_ON STREQUAL "amdgpu")
         _conv_kernel_amdgpu()
@@ -108,7 +108,7 @@ macro(_conv_kernel_amdgpu)
         COMMAND ${CMAKE_COMMAND} -E make_directory ${gen_dir}
         COMMAND convbwd_gpu.generator -g ${generator} -f convbwd::kernels::${name} -n ${name} -o ${gen_dir}
                 -e c_source,object,h
-                target=${CONVBWD_HOST_TARGET}-opencl-cl_half-user_context-c_plus_plus_name_mangling-no_runtime
+                target=${CONVBWD_HOST_BASELINE}-opencl-cl_half-user_context-c_plus_plus_name_mangling-no_runtime
                 dtype=${K_DTYPE} layout=${K_LAYOUT} stride_class=${K_STRIDE} filter_class=${K_FILTER} ${K_SCHEDULE}
         COMMAND convbwd_extract_opencl ${gen_dir}/${name}.halide_generated.cpp ${cl}
         COMMAND ${CMAKE_COMMAND} -DOBJCOPY=${CMAKE_OBJCOPY} -DNM=${CMAKE_NM} -DIN=${host_obj} -DOUT=${hip_obj}

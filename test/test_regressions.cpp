@@ -477,3 +477,34 @@ TEST_CASE("dx elements reached by no tap are exactly zero") {
             }
 }
 }
+
+TEST_SUITE("regressions") {
+
+// The f32 partials of backward-weight each sum at most 2^18 terms (registry.cpp,
+// kWgradTermsPerSplit), so the error stays bounded as the reduction grows. Inputs of one sign
+// (uniform [0, 1)) are the worst case of a running f32 sum. 3e7 terms: 16 partials of about 2e6
+// each gave a relative error of about 1e-4; the bound keeps it under 1e-5 (docs/KERNELS.md,
+// "Accuracy", with 1e6, 1e8 and 5e8 terms from convbwd-accuracy).
+TEST_CASE("wgrad error stays bounded over 3e7 terms (1x1, one-signed inputs)") {
+    convbwd_problem p{};
+    p.n = 7324, p.c = 1, p.h = 64, p.w = 64, p.k = 1, p.r = 1, p.s = 1, p.groups = 1;
+    p.stride_h = p.stride_w = p.dilation_h = p.dilation_w = 1;
+    const size_t terms = (size_t)p.n * p.h * p.w;
+    std::vector<float> x(terms), dy(terms);
+    std::mt19937 rng(17);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    for (float &v : x) v = u(rng);
+    for (float &v : dy) v = u(rng);
+    double ref = 0;
+    for (size_t i = 0; i < terms; i++) ref += (double)x[i] * dy[i];
+    for (convbwd_layout l : {CONVBWD_NCHW, CONVBWD_NHWC}) {
+        float dw = NAN;
+        convbwd_tensor tx{x.data(), CONVBWD_F32, l, {}}, tdy{dy.data(), CONVBWD_F32, l, {}}, tdw{&dw, CONVBWD_F32, l, {}};
+        REQUIRE(convbwd_bwd_weight(&p, &tx, &tdy, &tdw, 1.0f, 0.0f, nullptr) == CONVBWD_SUCCESS);
+        const double rel = std::fabs(dw - ref) / ref;
+        MESSAGE(std::string(l == CONVBWD_NCHW ? "NCHW" : "NHWC"), ": relative error ", rel, " over ", terms, " terms");
+        CHECK(rel < 1e-5);
+    }
+}
+
+}  // TEST_SUITE

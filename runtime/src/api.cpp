@@ -14,10 +14,18 @@ namespace convbwd {
 namespace {
 
 thread_local std::string t_last_error;
+// Set when t_last_error itself could not be allocated: a fixed message instead.
+thread_local const char *t_fixed_error = nullptr;
 
 
-extern "C" void convbwd_halide_error(void *uc, const char *msg) {
-    if (uc) static_cast<CallContext *>(uc)->error += msg;
+extern "C" void convbwd_halide_error(void *uc, const char *msg) noexcept {
+    // Called from Halide's runtime (C): nothing may throw through it. A message that cannot be
+    // kept is cut to what fits; the status says the kernel failed either way.
+    if (!uc) return;
+    try {
+        static_cast<CallContext *>(uc)->error += msg;
+    } catch (...) {
+    }
 }
 
 struct RuntimeSetup {
@@ -25,6 +33,7 @@ struct RuntimeSetup {
         halide_set_error_handler(&convbwd_halide_error);
         // Keep device allocations Halide makes inside a pipeline for the next call.
         halide_reuse_device_allocations(nullptr, true);
+        install_host_isa_hook();  // CONVBWD_MAX_CPU_ISA (host_isa.cpp)
     }
 } g_runtime_setup;
 
@@ -351,12 +360,48 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
 }  // namespace
 
 convbwd_status report(const Status &s) {
+    t_fixed_error = nullptr;
     if (s.ok())
         t_last_error.clear();
     else
         t_last_error = s.message.empty() ? std::string(convbwd_status_string(s.code)) + " (no further detail)" : s.message;
     return s.code;
 }
+
+namespace {
+
+// A status and a message that need no allocation (the one that failed may have been ours).
+convbwd_status report_fixed(convbwd_status code, const char *msg) noexcept {
+    try {
+        t_last_error = msg;
+        t_fixed_error = nullptr;
+    } catch (...) {
+        t_fixed_error = msg;
+    }
+    return code;
+}
+
+// Every C entry point runs inside guard(): a C++ exception (an allocation that failed, mostly)
+// becomes a status and a message, never a throw across the C boundary, which would terminate
+// the caller's process.
+template <class F>
+convbwd_status guard(F &&f) noexcept {
+    try {
+        return f();
+    } catch (const std::bad_alloc &) {
+        return report_fixed(CONVBWD_ALLOC_FAILED, "out of host memory inside convbwd (std::bad_alloc); nothing was written");
+    } catch (const std::exception &e) {
+        try {
+            return report(fail(CONVBWD_INTERNAL_ERROR, std::string("internal error: ") + e.what()));
+        } catch (...) {
+            return report_fixed(CONVBWD_INTERNAL_ERROR, "internal error (its message could not be kept)");
+        }
+    } catch (...) {
+        return report_fixed(CONVBWD_INTERNAL_ERROR, "internal error (a non-standard exception)");
+    }
+}
+
+}  // namespace
 
 }  // namespace convbwd
 
@@ -366,14 +411,18 @@ extern "C" {
 
 convbwd_status convbwd_bwd_data(const convbwd_problem *problem, const convbwd_tensor *dy, const convbwd_tensor *w,
                                 const convbwd_tensor *dx, float alpha, float beta, const convbwd_exec *exec) {
-    TensorArg args[3] = {{"dy", dy, false, {}}, {"w", w, true, {}}, {"dx", dx, false, {}}};
-    return run(Direction::BwdData, problem, args, alpha, beta, exec);
+    return guard([&]() -> convbwd_status {
+        TensorArg args[3] = {{"dy", dy, false, {}}, {"w", w, true, {}}, {"dx", dx, false, {}}};
+        return run(Direction::BwdData, problem, args, alpha, beta, exec);
+    });
 }
 
 convbwd_status convbwd_bwd_weight(const convbwd_problem *problem, const convbwd_tensor *x, const convbwd_tensor *dy,
                                   const convbwd_tensor *dw, float alpha, float beta, const convbwd_exec *exec) {
-    TensorArg args[3] = {{"x", x, false, {}}, {"dy", dy, false, {}}, {"dw", dw, true, {}}};
-    return run(Direction::BwdWeight, problem, args, alpha, beta, exec);
+    return guard([&]() -> convbwd_status {
+        TensorArg args[3] = {{"x", x, false, {}}, {"dy", dy, false, {}}, {"dw", dw, true, {}}};
+        return run(Direction::BwdWeight, problem, args, alpha, beta, exec);
+    });
 }
 
 static convbwd_status make_query(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
@@ -400,81 +449,100 @@ static convbwd_status make_query(const convbwd_problem *problem, convbwd_directi
 
 convbwd_status convbwd_select_kernel(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
                                      convbwd_layout layout, const convbwd_exec *exec, const char **kernel_name) {
-    if (!kernel_name) return report(fail(CONVBWD_NULL_POINTER, "kernel_name is NULL"));
-    Query q;
-    convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
-    if (st != CONVBWD_SUCCESS) return st;
-    Selection sel;
-    Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &sel);
-    if (!s.ok()) return report(s);
-    *kernel_name = sel.kernel->name;
-    return report({});
+    return guard([&]() -> convbwd_status {
+        if (!kernel_name) return report(fail(CONVBWD_NULL_POINTER, "kernel_name is NULL"));
+        Query q;
+        convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
+        if (st != CONVBWD_SUCCESS) return st;
+        Selection sel;
+        Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &sel);
+        if (!s.ok()) return report(s);
+        *kernel_name = sel.kernel->name;
+        return report({});
+    });
 }
 
 convbwd_status convbwd_workspace_size(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
                                       convbwd_layout layout, const convbwd_exec *exec, size_t *bytes) {
-    if (!bytes) return report(fail(CONVBWD_NULL_POINTER, "bytes is NULL"));
-    Query q;
-    convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
-    if (st != CONVBWD_SUCCESS) return st;
-    Selection sel;
-    Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &sel);
-    if (!s.ok()) return report(s);
-    *bytes = (size_t)workspace_bytes(sel, q.problem);
-    return report({});
+    return guard([&]() -> convbwd_status {
+        if (!bytes) return report(fail(CONVBWD_NULL_POINTER, "bytes is NULL"));
+        Query q;
+        convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
+        if (st != CONVBWD_SUCCESS) return st;
+        Selection sel;
+        Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &sel);
+        if (!s.ok()) return report(s);
+        *bytes = (size_t)workspace_bytes(sel, q.problem);
+        return report({});
+    });
 }
 
 convbwd_status convbwd_problem_key(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
                                    convbwd_layout layout, const convbwd_exec *exec, char *key, size_t key_bytes) {
-    if (!key) return report(fail(CONVBWD_NULL_POINTER, "key is NULL"));
-    Query q;
-    convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
-    if (st != CONVBWD_SUCCESS) return st;
-    const std::string k = problem_key(q);
-    if (k.size() + 1 > key_bytes)
-        return report(fail(CONVBWD_BAD_PARAM, "key_bytes = " + std::to_string(key_bytes) + " is less than the " +
-                                                  std::to_string(k.size() + 1) + " bytes of the key"));
-    std::memcpy(key, k.c_str(), k.size() + 1);
-    return report({});
+    return guard([&]() -> convbwd_status {
+        if (!key) return report(fail(CONVBWD_NULL_POINTER, "key is NULL"));
+        Query q;
+        convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
+        if (st != CONVBWD_SUCCESS) return st;
+        const std::string k = problem_key(q);
+        if (k.size() + 1 > key_bytes)
+            return report(fail(CONVBWD_BAD_PARAM, "key_bytes = " + std::to_string(key_bytes) + " is less than the " +
+                                                      std::to_string(k.size() + 1) + " bytes of the key"));
+        std::memcpy(key, k.c_str(), k.size() + 1);
+        return report({});
+    });
 }
 
 convbwd_status convbwd_load_tuning_db(const char *path) {
-    Status s = load_tuning_db(path);
-    if (!s.ok()) return report(s);
-    return report({});
+    return guard([&]() -> convbwd_status {
+        Status s = load_tuning_db(path);
+        if (!s.ok()) return report(s);
+        return report({});
+    });
 }
 
 convbwd_status convbwd_load_kernel_module(const char *path) {
-    if (!path) return report(fail(CONVBWD_NULL_POINTER, "path is NULL"));
-    return report(load_kernel_module(path, nullptr));
+    return guard([&]() -> convbwd_status {
+        if (!path) return report(fail(CONVBWD_NULL_POINTER, "path is NULL"));
+        return report(load_kernel_module(path, nullptr));
+    });
 }
 
-int convbwd_kernel_count(void) { return (int)kernel_list()->size(); }
+int convbwd_kernel_count(void) {
+    int n = 0;
+    guard([&]() -> convbwd_status {
+        n = (int)kernel_list()->size();
+        return CONVBWD_SUCCESS;  // leaves convbwd_last_error() as it is (convbwd.h)
+    });
+    return n;
+}
 
 convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc) {
-    if (!desc) return report(fail(CONVBWD_NULL_POINTER, "desc is NULL"));
-    if (index < 0 || index >= convbwd_kernel_count())
-        return report(fail(CONVBWD_BAD_PARAM, "index = " + std::to_string(index) + " is out of range [0, " +
-                                                  std::to_string(convbwd_kernel_count()) + ")"));
-    const KernelList list = kernel_list();  // entries live for the process: the pointers stay valid
-    if ((size_t)index >= list->size()) return report(fail(CONVBWD_BAD_PARAM, "index = " + std::to_string(index) + " is out of range"));
-    const KernelInfo &k = *(*list)[(size_t)index];
-    desc->name = k.name;
-    desc->direction = k.dir == Direction::BwdData ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT;
-    desc->dtype = (convbwd_dtype)k.dtype;
-    desc->layout = k.layout == Layout::NCHW ? CONVBWD_NCHW : CONVBWD_NHWC;
-    desc->target = k.device == Device::Host     ? CONVBWD_TARGET_HOST
-                   : k.device == Device::OpenCL ? CONVBWD_TARGET_OPENCL
-                   : k.device == Device::Cuda   ? CONVBWD_TARGET_CUDA
-                                                : CONVBWD_TARGET_AMDGPU;
-    desc->stride_class = to_string(k.stride);
-    desc->filter_class = to_string(k.filter);
-    desc->schedule = k.all_knobs;  // every knob with its value, in table order
-    desc->family = k.family;
-    desc->role = to_string(k.role);
-    desc->launch = k.launch;
-    desc->module = k.module;
-    return report({});
+    return guard([&]() -> convbwd_status {
+        if (!desc) return report(fail(CONVBWD_NULL_POINTER, "desc is NULL"));
+        if (index < 0 || index >= convbwd_kernel_count())
+            return report(fail(CONVBWD_BAD_PARAM, "index = " + std::to_string(index) + " is out of range [0, " +
+                                                      std::to_string(convbwd_kernel_count()) + ")"));
+        const KernelList list = kernel_list();  // entries live for the process: the pointers stay valid
+        if ((size_t)index >= list->size()) return report(fail(CONVBWD_BAD_PARAM, "index = " + std::to_string(index) + " is out of range"));
+        const KernelInfo &k = *(*list)[(size_t)index];
+        desc->name = k.name;
+        desc->direction = k.dir == Direction::BwdData ? CONVBWD_BWD_DATA : CONVBWD_BWD_WEIGHT;
+        desc->dtype = (convbwd_dtype)k.dtype;
+        desc->layout = k.layout == Layout::NCHW ? CONVBWD_NCHW : CONVBWD_NHWC;
+        desc->target = k.device == Device::Host     ? CONVBWD_TARGET_HOST
+                       : k.device == Device::OpenCL ? CONVBWD_TARGET_OPENCL
+                       : k.device == Device::Cuda   ? CONVBWD_TARGET_CUDA
+                                                    : CONVBWD_TARGET_AMDGPU;
+        desc->stride_class = to_string(k.stride);
+        desc->filter_class = to_string(k.filter);
+        desc->schedule = k.all_knobs;  // every knob with its value, in table order
+        desc->family = k.family;
+        desc->role = to_string(k.role);
+        desc->launch = k.launch;
+        desc->module = k.module;
+        return report({});
+    });
 }
 
 const char *convbwd_status_string(convbwd_status s) {
@@ -487,10 +555,12 @@ const char *convbwd_status_string(convbwd_status s) {
     case CONVBWD_NO_KERNEL: return "no kernel";
     case CONVBWD_EXECUTION_FAILED: return "execution failed";
     case CONVBWD_DEVICE_ERROR: return "device error";
+    case CONVBWD_ALLOC_FAILED: return "allocation failed";
+    case CONVBWD_INTERNAL_ERROR: return "internal error";
     }
     return "unknown status";
 }
 
-const char *convbwd_last_error(void) { return t_last_error.c_str(); }
+const char *convbwd_last_error(void) { return t_fixed_error ? t_fixed_error : t_last_error.c_str(); }
 
 }  // extern "C"

@@ -64,6 +64,8 @@ int64_t workspace_bytes(const Selection &s, const ConvProblem &p);
 // function of the problem and the selection only, so results are reproducible), and the number
 // of partial sums that gives.
 int64_t weight_max_splits(const Selection &s, const ConvProblem &p);
+// Host backward-weight: the most of the N*P*Q terms summed into one f32 partial (accuracy).
+constexpr int64_t kWgradTermsPerSplit = int64_t{1} << 18;
 int64_t weight_splits(const Selection &s, const ConvProblem &p);
 
 // Whether a selection sees problem p's spatial plane as one row (launch knob flat): a pointwise
@@ -163,5 +165,14 @@ std::string parse_tuning_db(const std::string &text, const std::string &where, s
                             std::vector<TuningModule> *modules = nullptr);
 
 Status device_of(convbwd_target t, Device *d);
+
+// Host kernels' ISA (host_isa.cpp): the hook that applies CONVBWD_MAX_CPU_ISA to Halide's
+// multi-target choice, the level the host kernels run at ("avx512", "avx2", "sse41"), and how
+// many times a host kernel's wrapper chose each level's variant (tests; a wrapper asks on its
+// first calls and then keeps its choice; the baseline is taken without asking), or "refused":
+// how many variants the cap refused.
+void install_host_isa_hook();
+const char *host_isa();
+long host_variant_runs(const char *isa);
 
 }  // namespace convbwd

@@ -179,12 +179,18 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
     const int64_t partial_bytes = (int64_t)p.K * Cg * p.R * p.S * (int64_t)sizeof(float);
     // Workspace at most 256 MiB, whatever the cap.
     const int64_t by_workspace = std::max<int64_t>(1, (int64_t{256} << 20) / std::max<int64_t>(partial_bytes, 1));
-    int64_t want;
+    int64_t want, need = 1;  // need: the accuracy floor (host)
     if (k.device == Device::Host) {
         want = s.knobs.get("max_splits");  // every host backward-weight family has it
         // split_pixels (conv_bwd_weight_host; 0 or absent: max_splits alone).
         if (const int64_t px = s.knobs.get("split_pixels"); px > 0)
             want = std::min<int64_t>(want, std::max<int64_t>(1, rows * p.Q / px));
+        // Accuracy, before speed: at most kWgradTermsPerSplit of the N*P*Q terms go into one f32
+        // partial (its running sum must not outgrow its terms: a 1x1 layer summing 5.4e8 terms
+        // into 16 partials lost 12%), whatever max_splits says; then the splits are summed in a
+        // fixed order. The workspace cap below still holds (docs/KERNELS.md, "Accuracy").
+        need = (rows * p.Q + kWgradTermsPerSplit - 1) / kWgradTermsPerSplit;
+        want = std::max<int64_t>(want, need);
     } else {
         // Enough blocks per launch (one launch per filter tap) to fill a large GPU: split_blocks
         // (528 = 4 x 132 multiprocessors) from the tiles one split has.
@@ -192,10 +198,24 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
         const int64_t tiles = gpu_weight_blocks_per_split(g, s.knobs.family->groups, Cg, p.K, p.R, p.S);
         want = std::min<int64_t>(g.max_splits, (std::max(1, g.split_blocks) + tiles - 1) / tiles);
     }
-    int64_t splits = std::max<int64_t>(1, std::min({want, by_workspace, rows}));
-    // Splits of whole images (spaces.h): a divisor of N.
-    if (weight_image_splits(s.knobs.family->kind, s.knobs.family->groups))
+    const int64_t most = std::min(by_workspace, rows);
+    int64_t splits = std::max<int64_t>(1, std::min(want, most));
+    // Splits of whole images (spaces.h): a divisor of N, the largest at most `splits`; where
+    // that falls below the accuracy floor (N = 4 * 1831 has no divisor between 4 and 1831), the
+    // smallest one at or above it that the workspace allows.
+    if (weight_image_splits(s.knobs.family->kind, s.knobs.family->groups)) {
+        const int64_t cap = splits;
         while (p.N % splits != 0) splits--;
+        if (splits < need) {
+            int64_t best = 0;  // divisors in pairs (i, N / i): at most sqrt(N) steps
+            for (int64_t i = 1; i * i <= p.N; i++) {
+                if (p.N % i != 0) continue;
+                for (int64_t d : {i, (int64_t)p.N / i})
+                    if (d >= need && d > cap && d <= most && (best == 0 || d < best)) best = d;
+            }
+            if (best) splits = best;
+        }
+    }
     return splits;
 }
 

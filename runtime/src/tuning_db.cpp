@@ -128,10 +128,14 @@ namespace {
 std::string read_db(const std::string &path, std::vector<TuningRecord> *records) {
     std::ifstream f(path);
     if (!f) return path + ": cannot be read";
-    std::stringstream ss;
-    ss << f.rdbuf();
+    // Read in blocks (not `ss << f.rdbuf()`, which swallows an allocation failure and leaves a
+    // partial text): std::bad_alloc reaches the C API's guard as CONVBWD_ALLOC_FAILED.
+    std::string text;
+    char block[4096];
+    while (f.read(block, sizeof block) || f.gcount() > 0) text.append(block, (size_t)f.gcount());
+    if (f.bad()) return path + ": cannot be read";
     std::vector<TuningModule> modules;
-    if (std::string e = parse_tuning_db(ss.str(), path, records, &modules); !e.empty()) return e;
+    if (std::string e = parse_tuning_db(text, path, records, &modules); !e.empty()) return e;
     const size_t slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
     for (const TuningModule &m : modules) {

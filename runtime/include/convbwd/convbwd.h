@@ -28,7 +28,9 @@ typedef enum convbwd_status {
     CONVBWD_BAD_WORKSPACE = 4,     /* workspace NULL or smaller than convbwd_workspace_size() */
     CONVBWD_NO_KERNEL = 5,         /* no kernel built into this library implements the problem */
     CONVBWD_EXECUTION_FAILED = 6,  /* the kernel reported an error (message from the kernel) */
-    CONVBWD_DEVICE_ERROR = 7       /* the device runtime failed or is absent */
+    CONVBWD_DEVICE_ERROR = 7,      /* the device runtime failed or is absent */
+    CONVBWD_ALLOC_FAILED = 8,      /* host memory ran out inside the library; nothing was written */
+    CONVBWD_INTERNAL_ERROR = 9     /* a defect inside the library (message says where) */
 } convbwd_status;
 
 typedef enum convbwd_dtype { CONVBWD_F32 = 0, CONVBWD_F16 = 1, CONVBWD_BF16 = 2 } convbwd_dtype;
@@ -125,6 +127,11 @@ convbwd_status convbwd_problem_key(const convbwd_problem *problem, convbwd_direc
  * (convbwd_load_kernel_module): the kernels a tuning run found, beside the records that use them.
  * CONVBWD_VERBOSE=dispatch says which record was used, and why a record was skipped. */
 convbwd_status convbwd_load_tuning_db(const char *path);
+
+/* The instruction set the host kernels run at: "avx512", "avx2" or "sse41" on x86-64 (each host
+ * kernel is compiled for all three and picks at run time by the CPU's features), "baseline"
+ * elsewhere. CONVBWD_MAX_CPU_ISA=sse41|avx2|avx512 in the environment caps it. */
+const char *convbwd_host_isa(void);
 
 /* Loads a kernel module (a shared object convbwd-tune writes: convbwd/convbwd_module.h) and adds
  * its kernels to the registry as candidates, run when named (exec.kernel) or by a tuning-database

@@ -1,0 +1,58 @@
+// The host kernels are multi-target libraries (AVX-512, AVX2+FMA, SSE4.1 on x86-64), each call
+// running the best variant this CPU has, capped by CONVBWD_MAX_CPU_ISA. ctest runs this suite,
+// and the host kernels' conformance, once per cap (kernels-host-avx2, kernels-host-sse41): a
+// library built on an AVX-512 machine must run where only SSE4.1 is present.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "conformance.h"
+#include "runtime/src/internal.h"
+
+using namespace convbwd;
+using namespace convbwd::test;
+
+namespace {
+int rank_of(const std::string &isa) { return isa == "sse41" ? 0 : isa == "avx2" ? 1 : isa == "avx512" ? 2 : -1; }
+}  // namespace
+
+TEST_SUITE("isa") {
+
+TEST_CASE("isa: host kernels run the variant convbwd_host_isa() names, within CONVBWD_MAX_CPU_ISA") {
+    const std::string isa = convbwd_host_isa();
+    const char *cap_env = std::getenv("CONVBWD_MAX_CPU_ISA");
+    const std::string cap = cap_env ? cap_env : "";
+    MESSAGE("host ISA: " << isa << (cap.empty() ? "" : " (CONVBWD_MAX_CPU_ISA=" + cap + ")"));
+#if defined(__x86_64__)
+    REQUIRE(rank_of(isa) >= 0);
+    if (!cap.empty()) CHECK(rank_of(isa) <= rank_of(cap));
+    // One call of each direction through the dispatcher, on fresh inputs, against the reference.
+    std::mt19937 rng(11);
+    const ConvProblem p = with_derived_output(ConvProblem{.N = 2, .C = 16, .H = 9, .W = 9, .K = 16, .R = 3, .S = 3,
+                                                          .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1});
+    for (Direction d : {Direction::BwdData, Direction::BwdWeight}) {
+        RunSpec s;
+        s.p = p, s.dir = d;
+        const RunResult r = run_case(s, rng);
+        CHECK_MESSAGE(r.ok(s), r.error << r.verify.first_bad);
+    }
+    // Halide's multi-target wrappers (each keeps its first choice) took the level named above,
+    // and no kernel of this process took another (with no wrapper, as in a single-target build,
+    // nothing would be counted).
+    // The baseline (SSE4.1) is the wrapper's fallback, taken without asking: there, every
+    // better variant was asked for and refused.
+    const std::string names[3] = {"sse41", "avx2", "avx512"};
+    for (int i = 1; i < 3; i++) {
+        const long chosen = host_variant_runs(names[i].c_str());
+        CAPTURE(names[i]);
+        if (i == rank_of(isa)) CHECK(chosen >= 2);
+        else CHECK(chosen == 0);
+    }
+    if (isa == "sse41") CHECK(host_variant_runs("refused") >= 2);
+    if (cap.empty()) CHECK(host_variant_runs("refused") == 0);
+#else
+    CHECK(isa == "baseline");
+#endif
+}
+
+}  // TEST_SUITE
