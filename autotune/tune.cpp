@@ -605,7 +605,10 @@ int main(int argc, char **argv) {
     };
     std::map<std::string, BuildResult> built;  // kernel -> its module
     int modules_built = 0, jobs_started = 0;
-    for (auto &[ck, w] : classes) {
+    for (auto &class_entry : classes) {
+        // Named references, not a structured binding: the lambdas below capture ck (C++17).
+        const std::string &ck = class_entry.first;
+        auto &w = class_entry.second;
         if (w.fams.empty()) {
             std::fprintf(stderr, "convbwd-tune: %s: no schedule family serves this class\n", ck.c_str());
             continue;

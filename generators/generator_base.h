@@ -247,7 +247,10 @@ public:
     using Base = ConvGeneratorBase<ConvBwdDataScatter<Knobs, kGpu>>;
     Knobs knobs;  // the backward-data family's knobs: the stride-1 schedule runs on the scattered dy
     void generate() {
-        auto &a = this->a, &b = this->b, &prev = this->prev, &out = this->out;
+        auto &a = this->a;  // one declaration each: clang refuses one auto deducing two types
+        auto &b = this->b;
+        auto &prev = this->prev;
+        auto &out = this->out;
         Func dy = *a, w = *b, pv = *prev;
         ConvArgs args = this->bwd_data_args();
         // dyz: dy with stride-1 zeros between its elements, (P-1)*stride_h + 1 rows.

@@ -95,6 +95,13 @@ TEST_CASE("zero or negative sizes name the field") {
 TEST_CASE("stride 0 and dilation 0 are refused") {
     FIELD_CASE(CONVBWD_BAD_PARAM, "problem.stride_h", p->stride_h = 0);
     FIELD_CASE(CONVBWD_BAD_PARAM, "problem.stride_w", p->stride_w = 0);
+}
+
+// A stride past the padded input ran the kernels' stride phases for minutes (fuzz_problem:
+// stride_w = 101058559 on a 15-wide padded input); refused with the equivalent stride.
+TEST_CASE("a stride past the padded input is refused with the stride that gives the same output") {
+    FIELD_CASE(CONVBWD_BAD_PARAM, "problem.stride_w = 101058559 exceeds the padded input width 9", p->stride_w = 101058559);
+    FIELD_CASE(CONVBWD_BAD_PARAM, "use 9", p->stride_h = 10);
     FIELD_CASE(CONVBWD_BAD_PARAM, "problem.dilation_h", p->dilation_h = 0);
     FIELD_CASE(CONVBWD_BAD_PARAM, "problem.dilation_w", p->dilation_w = 0);
 }

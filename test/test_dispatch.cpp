@@ -79,7 +79,8 @@ TEST_CASE("a kernel loading channels as vectors refuses channels that are not a 
     const char *got = nullptr;
     convbwd_problem c = to_c(p);
     CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, &e, &got) == CONVBWD_SUCCESS);
-    for (auto [C, G] : {std::pair{6, 1}, std::pair{8, 4}}) {
+    for (auto cg : {std::pair{6, 1}, std::pair{8, 4}}) {
+        const int C = cg.first, G = cg.second;  // not a structured binding: CAPTURE takes them by reference
         CAPTURE(C);
         CAPTURE(G);
         c.c = C, c.k = 4 * G, c.groups = G;

@@ -382,8 +382,9 @@ TEST_CASE("driver: -F selects the directions (0 = every direction)") {
 
 TEST_CASE("driver: conv / convfp16 / convbfp16 select the dtype, every layout verifies") {
     for (const char *layout : {"NCHW", "NHWC"})
-        for (auto [op, dtype] : std::vector<std::pair<const char *, const char *>>{
+        for (auto op_dtype : std::vector<std::pair<const char *, const char *>>{
                  {"conv", "f32"}, {"convfp16", "f16"}, {"convbfp16", "bf16"}}) {
+            const char *op = op_dtype.first, *dtype = op_dtype.second;  // (not a structured binding: CAPTURE)
             Run r = driver(std::string(op) + " " + kSmall + " -I " + layout + " -V 1 --json");
             CAPTURE(op);
             CAPTURE(layout);
@@ -452,8 +453,10 @@ TEST_CASE("driver: --target host runs; a target without kernels is refused") {
     Run r = driver("conv " + kSmall + " --target host --json");
     CHECK(r.rc == 0);
     for (const Json &row : rows_of(r)) CHECK(row["target"].s == "host");
-    for (auto [name, t] : std::vector<std::pair<const char *, convbwd_target>>{
+    for (auto name_t : std::vector<std::pair<const char *, convbwd_target>>{
              {"opencl", CONVBWD_TARGET_OPENCL}, {"cuda", CONVBWD_TARGET_CUDA}, {"amdgpu", CONVBWD_TARGET_AMDGPU}}) {
+        const char *name = name_t.first;  // (not a structured binding: CAPTURE takes it by reference)
+        const convbwd_target t = name_t.second;
         int n = 0;
         for (int i = 0; i < convbwd_kernel_count(); i++) {
             convbwd_kernel_desc d;
@@ -832,9 +835,11 @@ TEST_CASE("npy: a wrong file is refused with a message naming it and what was ex
 }
 
 TEST_CASE("driver: --load-dir / --save-dir run loaded data and write dx / dw in layout order") {
-    for (auto [op, t] : std::vector<std::pair<const char *, DType>>{
+    for (auto op_t : std::vector<std::pair<const char *, DType>>{
              {"conv", DType::F32}, {"convfp16", DType::F16}, {"convbfp16", DType::BF16}})
         for (Layout l : {Layout::NCHW, Layout::NHWC}) {
+            const char *op = op_t.first;  // (not a structured binding: CAPTURE takes it by reference)
+            const DType t = op_t.second;
             CAPTURE(op);
             CAPTURE(to_string(l));
             TempDir in, out;

@@ -76,12 +76,13 @@ Status check_tensors(TensorArg *args, int count, Direction dir, ConvProblem *p) 
         std::string n = a.name;
         if (!a.t) return fail(CONVBWD_NULL_POINTER, n + " is NULL");
         if (!a.t->data) return fail(CONVBWD_NULL_POINTER, n + ".data is NULL");
-        if (a.t->dtype != CONVBWD_F32 && a.t->dtype != CONVBWD_F16 && a.t->dtype != CONVBWD_BF16)
-            return fail(CONVBWD_NOT_SUPPORTED, n + ".dtype = " + std::to_string((int)a.t->dtype) + " is not a convbwd_dtype");
-        if (a.t->layout != CONVBWD_NCHW && a.t->layout != CONVBWD_NHWC)
-            return fail(CONVBWD_NOT_SUPPORTED, n + ".layout = " + std::to_string((int)a.t->layout) + " is not a convbwd_layout");
-        DType t = (DType)a.t->dtype;
-        Layout l = a.t->layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
+        const int dt = raw_enum(a.t->dtype), lay = raw_enum(a.t->layout);
+        if (dt != CONVBWD_F32 && dt != CONVBWD_F16 && dt != CONVBWD_BF16)
+            return fail(CONVBWD_NOT_SUPPORTED, n + ".dtype = " + std::to_string(dt) + " is not a convbwd_dtype");
+        if (lay != CONVBWD_NCHW && lay != CONVBWD_NHWC)
+            return fail(CONVBWD_NOT_SUPPORTED, n + ".layout = " + std::to_string(lay) + " is not a convbwd_layout");
+        DType t = (DType)dt;
+        Layout l = lay == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
         if (i == 0) {
             p->dtype = t;
             p->layout = l;
@@ -259,7 +260,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     Query q{p, dir, Device::Host};
     convbwd_exec defaults{};
     const convbwd_exec &ex = exec ? *exec : defaults;
-    s = device_of(ex.target, &q.device);
+    s = device_of(raw_enum(ex.target), &q.device);
     if (!s.ok()) return report(s);
     s = check_flags(ex.flags);
     if (!s.ok()) return report(s);
@@ -425,22 +426,25 @@ convbwd_status convbwd_bwd_weight(const convbwd_problem *problem, const convbwd_
     });
 }
 
-static convbwd_status make_query(const convbwd_problem *problem, convbwd_direction direction, convbwd_dtype dtype,
-                                 convbwd_layout layout, const convbwd_exec *exec, Query *q) {
+// The enums by reference: a C caller may pass any int, and copying one that is not an enum value
+// is already undefined in C++ (raw_enum reads it as an int).
+static convbwd_status make_query(const convbwd_problem *problem, const convbwd_direction &direction, const convbwd_dtype &dtype,
+                                 const convbwd_layout &layout, const convbwd_exec *exec, Query *q) {
     Status s = validate_problem(problem, &q->problem);
     if (!s.ok()) return report(s);
-    if (direction != CONVBWD_BWD_DATA && direction != CONVBWD_BWD_WEIGHT)
-        return report(fail(CONVBWD_BAD_PARAM, "direction = " + std::to_string((int)direction) + " is not a convbwd_direction"));
-    if (dtype != CONVBWD_F32 && dtype != CONVBWD_F16 && dtype != CONVBWD_BF16)
-        return report(fail(CONVBWD_NOT_SUPPORTED, "dtype = " + std::to_string((int)dtype) + " is not a convbwd_dtype"));
-    if (layout != CONVBWD_NCHW && layout != CONVBWD_NHWC)
-        return report(fail(CONVBWD_NOT_SUPPORTED, "layout = " + std::to_string((int)layout) + " is not a convbwd_layout"));
+    const int dir_raw = raw_enum(direction), dt = raw_enum(dtype), lay = raw_enum(layout);
+    if (dir_raw != CONVBWD_BWD_DATA && dir_raw != CONVBWD_BWD_WEIGHT)
+        return report(fail(CONVBWD_BAD_PARAM, "direction = " + std::to_string(dir_raw) + " is not a convbwd_direction"));
+    if (dt != CONVBWD_F32 && dt != CONVBWD_F16 && dt != CONVBWD_BF16)
+        return report(fail(CONVBWD_NOT_SUPPORTED, "dtype = " + std::to_string(dt) + " is not a convbwd_dtype"));
+    if (lay != CONVBWD_NCHW && lay != CONVBWD_NHWC)
+        return report(fail(CONVBWD_NOT_SUPPORTED, "layout = " + std::to_string(lay) + " is not a convbwd_layout"));
     q->dir = direction == CONVBWD_BWD_DATA ? Direction::BwdData : Direction::BwdWeight;
     q->problem.dtype = (DType)dtype;
     q->problem.layout = layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
     s = validate_sizes(q->problem, q->dir);
     if (!s.ok()) return report(s);
-    s = device_of(exec ? exec->target : CONVBWD_TARGET_HOST, &q->device);
+    s = device_of(exec ? raw_enum(exec->target) : (int)CONVBWD_TARGET_HOST, &q->device);
     if (!s.ok()) return report(s);
     s = check_flags(exec ? exec->flags : 0);
     if (!s.ok()) return report(s);

@@ -137,14 +137,14 @@ Selection select_kernel(const Query &q, std::string *why_none) {
     return {};
 }
 
-Status device_of(convbwd_target t, Device *d) {
+Status device_of(int t, Device *d) {
     switch (t) {
     case CONVBWD_TARGET_HOST: *d = Device::Host; break;
     case CONVBWD_TARGET_OPENCL: *d = Device::OpenCL; break;
     case CONVBWD_TARGET_CUDA: *d = Device::Cuda; break;
     case CONVBWD_TARGET_AMDGPU: *d = Device::AmdGpu; break;
     default:
-        return fail(CONVBWD_BAD_PARAM, "exec.target = " + std::to_string((int)t) + " is not a convbwd_target");
+        return fail(CONVBWD_BAD_PARAM, "exec.target = " + std::to_string(t) + " is not a convbwd_target");
     }
     if (!device_compiled(*d))
         return fail(CONVBWD_NOT_SUPPORTED, std::string("exec.target = ") + to_string(*d) +

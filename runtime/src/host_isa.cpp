@@ -58,8 +58,8 @@ Isa cap() {
     static const Isa c = cap_from_env();
     return c;
 }
-// Variants chosen, by level (each wrapper keeps its first choice; the last, baseline variant is
-// taken without asking), and variants refused by the cap.
+// Variants granted, by level, and refused by the cap. A wrapper asks for every variant but the
+// last (the baseline, which needs no asking) on its first call and runs the best one granted.
 std::atomic<long> g_runs[3], g_refused;
 
 int can_use(int count, const uint64_t *features) {
@@ -69,7 +69,7 @@ int can_use(int count, const uint64_t *features) {
         return 0;
     }
     const int ok = halide_default_can_use_target_features(count, features);
-    if (ok) g_runs[(int)need]++;  // the multi-target wrapper takes the first variant that passes
+    if (ok) g_runs[(int)need]++;
     return ok;
 }
 

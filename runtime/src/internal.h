@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <cstring>
+
 #include "HalideRuntime.h"
 #include "convbwd/convbwd.h"
 #include "generators/conv_problem.h"
@@ -164,13 +166,24 @@ struct TuningModule {
 std::string parse_tuning_db(const std::string &text, const std::string &where, std::vector<TuningRecord> *out,
                             std::vector<TuningModule> *modules = nullptr);
 
-Status device_of(convbwd_target t, Device *d);
+// t: the caller's exec.target as stored (raw_enum: any int a C caller put there).
+Status device_of(int t, Device *d);
+
+// The int a caller stored in an enum field or argument. C lets any int through; reading it as
+// the C++ enum type is undefined outside the enum's values (UBSan's -fsanitize=enum found it).
+template <class E>
+int raw_enum(const E &e) {
+    static_assert(sizeof(E) == sizeof(int), "enums of the C API are int-sized");
+    int v;
+    std::memcpy(&v, &e, sizeof v);
+    return v;
+}
 
 // Host kernels' ISA (host_isa.cpp): the hook that applies CONVBWD_MAX_CPU_ISA to Halide's
 // multi-target choice, the level the host kernels run at ("avx512", "avx2", "sse41"), and how
-// many times a host kernel's wrapper chose each level's variant (tests; a wrapper asks on its
-// first calls and then keeps its choice; the baseline is taken without asking), or "refused":
-// how many variants the cap refused.
+// many times a wrapper's request for a level's variant was granted (tests; a wrapper asks for
+// every variant but the baseline on its first call and runs the best one granted), or
+// "refused": how many requests the cap refused.
 void install_host_isa_hook();
 const char *host_isa();
 long host_variant_runs(const char *isa);

@@ -62,6 +62,14 @@ Status validate_problem(const convbwd_problem *in, ConvProblem *out) {
             return fail(CONVBWD_BAD_PARAM, field(d.filter, d.filter_v) + ": the dilated filter (" + d.what + " " +
                                                std::to_string(eff) + ") does not fit the padded input (" + d.what +
                                                " " + std::to_string(padded) + ")");
+        // A stride past the padded input gives one output row (column), as the padded extent
+        // itself does; the kernels' stride phases cost time in proportion to it (a stride of 1e8
+        // ran for minutes: found by fuzz_problem), so it is refused with the equivalent value.
+        if (d.stride_v > padded)
+            return fail(CONVBWD_BAD_PARAM, field(d.stride, d.stride_v) + " exceeds the padded input " + d.what + " " +
+                                               std::to_string(padded) + ": every stride from " + std::to_string(padded) +
+                                               " on gives the same single output " + d.what + "; use " +
+                                               std::to_string(padded));
         const int64_t o = conv_out_size(d.in_v, d.pad_begin_v, d.pad_end_v, d.filter_v, d.stride_v, d.dilation_v);
         if (o < 1 || o > INT32_MAX)  // cannot happen after the checks above; kept as the stated bound
             return fail(CONVBWD_BAD_PARAM, std::string("problem.") + d.out + ": output " + d.what + " " +

@@ -40,8 +40,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int32_t *v : f) *v = field(r);
     const convbwd_direction dir = (r.get<uint8_t>() & 1) ? CONVBWD_BWD_WEIGHT : CONVBWD_BWD_DATA;
     const uint8_t dl = r.get<uint8_t>();
-    const convbwd_dtype dtype = (convbwd_dtype)(dl % 4);     // 3: not a dtype
-    const convbwd_layout layout = (convbwd_layout)((dl / 4) % 3);  // 2: not a layout
+    // As ints: 3 is not a dtype, 2 not a layout. Converted at each call (a prvalue, as a C caller
+    // passes it); a C++ variable of the enum type holding them would be undefined itself.
+    const int dt = dl % 4, lay = (dl / 4) % 3;
+#define DTYPE ((convbwd_dtype)dt)
+#define LAYOUT ((convbwd_layout)lay)
     convbwd_exec ex{};
     ex.flags = r.get<uint8_t>() < 16 ? r.get<uint32_t>() : 0;
     int64_t strides[3][4] = {};
@@ -52,21 +55,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *name = nullptr;
     size_t ws = 0;
     char key[256];
-    convbwd_select_kernel(&p, dir, dtype, layout, &ex, &name);
-    convbwd_workspace_size(&p, dir, dtype, layout, &ex, &ws);
-    convbwd_problem_key(&p, dir, dtype, layout, &ex, key, sizeof key);
+    convbwd_select_kernel(&p, dir, DTYPE, LAYOUT, &ex, &name);
+    convbwd_workspace_size(&p, dir, DTYPE, LAYOUT, &ex, &ws);
+    convbwd_problem_key(&p, dir, DTYPE, LAYOUT, &ex, key, sizeof key);
     (void)convbwd_last_error();
 
     // Run it when the library took it and the tensors are small: exact-size buffers.
-    if (convbwd_workspace_size(&p, dir, dtype, layout, &ex, &ws) != CONVBWD_SUCCESS || ws > (1u << 20)) return 0;
-    const int64_t P = (int64_t)(p.h + p.pad_top + p.pad_bottom - (int64_t)p.dilation_h * (p.r - 1) - 1) / p.stride_h + 1;
-    const int64_t Q = (int64_t)(p.w + p.pad_left + p.pad_right - (int64_t)p.dilation_w * (p.s - 1) - 1) / p.stride_w + 1;
+    if (convbwd_workspace_size(&p, dir, DTYPE, LAYOUT, &ex, &ws) != CONVBWD_SUCCESS || ws > (1u << 20)) return 0;
+    const int64_t P = ((int64_t)p.h + p.pad_top + p.pad_bottom - (int64_t)p.dilation_h * (p.r - 1) - 1) / p.stride_h + 1;
+    const int64_t Q = ((int64_t)p.w + p.pad_left + p.pad_right - (int64_t)p.dilation_w * (p.s - 1) - 1) / p.stride_w + 1;
+    // Validated: every size fits int32 and each tensor is under 2^31 bytes, so these products fit.
     const int64_t nx = (int64_t)p.n * p.c * p.h * p.w, ndy = (int64_t)p.n * p.k * P * Q,
                   nw = (int64_t)p.k * (p.c / p.groups) * p.r * p.s;
     if (nx > 4096 || ndy > 4096 || nw > 4096) return 0;
-    const size_t esz = dtype == CONVBWD_F32 ? 4 : 2;
+    const size_t esz = dt == CONVBWD_F32 ? 4 : 2;
     std::vector<uint8_t> x(nx * esz, 0x3c), dy(ndy * esz, 0x3c), w(nw * esz, 0x3c), wsb(ws + 1);
-    convbwd_tensor tx{x.data(), dtype, layout, {}}, tdy{dy.data(), dtype, layout, {}}, tw{w.data(), dtype, layout, {}};
+    convbwd_tensor tx{x.data(), DTYPE, LAYOUT, {}}, tdy{dy.data(), DTYPE, LAYOUT, {}}, tw{w.data(), DTYPE, LAYOUT, {}};
     std::memcpy(tx.strides, strides[0], sizeof tx.strides);
     std::memcpy(tdy.strides, strides[1], sizeof tdy.strides);
     std::memcpy(tw.strides, strides[2], sizeof tw.strides);
