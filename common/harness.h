@@ -98,6 +98,12 @@ public:
     virtual double own_ms() const { return NAN; }
     // What the peer chose ("bwd_data_algo_1 fma", the scatter kernel's name); may be empty.
     virtual std::string detail() const { return ""; }
+    // How much more than f32 accumulation error its chosen algorithm may add (common/verify.h,
+    // ErrorModel): 1, or a factor for transform-domain algorithms (FFT, Winograd), with what.
+    virtual double transform_scale(std::string *what) const {
+        (void)what;
+        return 1;
+    }
 };
 
 // The peer `name` for spec s on device dev (null for the host); nullptr with *why when the peer

@@ -5,7 +5,8 @@
 #   1. ASan + UBSan: the library, tests and driver instrumented; the test suite's host entries
 #      (the tuner's tests left out: they compile and load kernel modules, minutes under ASan).
 #   2. libFuzzer: each target of test/fuzz over its seed corpus, FUZZ_RUNS executions (default
-#      20000), then a table of executions and new coverage per target.
+#      20000) from a fixed seed (-seed=1: CI explores the same inputs each run; the longer runs of
+#      scripts/fuzz_long.sh explore freely), then a table of executions and new coverage per target.
 #   3. ThreadSanitizer: the library instrumented, the threads test (test/test_threads.cpp).
 # Builds go to SAN_DIR (default build-san) and TSAN_DIR (default build-tsan).
 set -euo pipefail
@@ -44,7 +45,7 @@ for corpus in "$here"/test/fuzz/corpus/*/; do
     work="$san/fuzz-corpus/$name"
     mkdir -p "$work"
     log="$san/fuzz-$name.log"
-    if ! "$san/test/fuzz/fuzz_$name" -runs="$runs" -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
+    if ! "$san/test/fuzz/fuzz_$name" -seed=1 -runs="$runs" -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
             -artifact_prefix="$san/fuzz-$name-" "$work" "$corpus" >"$log" 2>&1; then
         tail -40 "$log"
         echo "sanitize: fuzz_$name failed (crash input under $san/fuzz-$name-*)"
