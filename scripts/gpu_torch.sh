@@ -47,18 +47,21 @@ python3 - "$out" "${runs[@]}" <<'PY'
 import json, os, sys
 out, runs = sys.argv[1], sys.argv[2:]
 print("| run | model | PyTorch ms/step | convbwd ms/step | convbwd / PyTorch | final loss PyTorch | final loss convbwd "
-      "| max diff (smoothed) | served / fallback |")
-print("|---|---|---|---|---|---|---|---|---|")
+      "| max diff (smoothed) | noise floor (smoothed) | served / fallback |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for r in runs:
     path = os.path.join(out, f"train-cuda-{r}", "curves.json")
     if not os.path.exists(path):
-        print(f"| {r} | (no curves.json: see train_cuda_{r}.log) |||||||")
+        print(f"| {r} | (no curves.json: see train_cuda_{r}.log) ||||||||")
         continue
     j = json.load(open(path))
     on, off = j["convbwd"], j["pytorch"]
     print(f"| {r}, batch {j['batch']}, {j['steps']} steps | {j['model']} | {off['ms_per_step']:.2f} | "
           f"{on['ms_per_step']:.2f} | {on['ms_per_step'] / off['ms_per_step']:.2f} | {j['final_loss_pytorch']:.4f} | "
           f"{j['final_loss_convbwd']:.4f} | {j['max_loss_diff']:.4f} ({j['max_smoothed_loss_diff']:.4f}) | "
-          f"{on['stats']['served']} / {on['stats']['fallback']} |")
+          + (f"{j['noise']['max_loss_diff']:.4f} ({j['noise']['max_smoothed_loss_diff']:.4f})" if j.get("noise") else "-")
+          + f" | {on['stats']['served']} / {on['stats']['fallback']} |")
+    for reason, n in on["stats"]["reasons"].items():
+        print(f"  {r}: fallback {n}x: {reason}")
 PY
 printf '%s\n' "${rcs[@]}"

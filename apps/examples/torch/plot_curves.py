@@ -26,10 +26,14 @@ def plot(json_path, png_path=None):
         sm = [sum(losses[max(0, i - k + 1):i + 1]) / len(losses[max(0, i - k + 1):i + 1]) for i in range(len(losses))]
         ax.plot(range(len(sm)), sm, color=color, linewidth=1.8,
                 label=f"{label}: {r[key]['ms_per_step']:.1f} ms/step")
+    if r.get("noise"):
+        ax.plot(range(len(r["noise"]["losses"])), r["noise"]["losses"], color="tab:gray", alpha=0.5, linewidth=0.8,
+                linestyle=":", label="PyTorch kernels, weights perturbed by 1e-6 (noise floor)")
     ax.set_xlabel("step")
     ax.set_ylabel("training loss (cross-entropy)")
     ax.set_title(f"{r['model']}, batch {r['batch']}, {r['device_name']}, torch {r['torch']}\n"
-                 f"largest difference of the smoothed curves {r['max_smoothed_loss_diff']:.3f}", fontsize=9)
+                 f"largest difference of the smoothed curves {r['max_smoothed_loss_diff']:.3f}"
+                 + (f" (noise floor {r['noise']['max_smoothed_loss_diff']:.3f})" if r.get("noise") else ""), fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
