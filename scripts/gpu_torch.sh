@@ -46,7 +46,7 @@ step "table"
 python3 - "$out" "${runs[@]}" <<'PY'
 import json, os, sys
 out, runs = sys.argv[1], sys.argv[2:]
-print("| run | model | PyTorch ms/step | convbwd ms/step | convbwd / PyTorch | final loss PyTorch | final loss convbwd "
+print("| run | model | PyTorch ms/step | convbwd ms/step | PyTorch / convbwd (above 1: convbwd faster) | final loss PyTorch | final loss convbwd "
       "| max diff (smoothed) | noise floor (smoothed) | served / fallback |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 for r in runs:
@@ -57,7 +57,7 @@ for r in runs:
     j = json.load(open(path))
     on, off = j["convbwd"], j["pytorch"]
     print(f"| {r}, batch {j['batch']}, {j['steps']} steps | {j['model']} | {off['ms_per_step']:.2f} | "
-          f"{on['ms_per_step']:.2f} | {on['ms_per_step'] / off['ms_per_step']:.2f} | {j['final_loss_pytorch']:.4f} | "
+          f"{on['ms_per_step']:.2f} | {off['ms_per_step'] / on['ms_per_step']:.2f} | {j['final_loss_pytorch']:.4f} | "
           f"{j['final_loss_convbwd']:.4f} | {j['max_loss_diff']:.4f} ({j['max_smoothed_loss_diff']:.4f}) | "
           + (f"{j['noise']['max_loss_diff']:.4f} ({j['noise']['max_smoothed_loss_diff']:.4f})" if j.get("noise") else "-")
           + f" | {on['stats']['served']} / {on['stats']['fallback']} |")
