@@ -25,6 +25,13 @@ import convbwd
 import convbwd.torch as cbt
 
 DEVICE = torch.device(os.environ.get("CONVBWD_TEST_DEVICE", "cpu"))
+if DEVICE.type == "cuda":
+    # PyTorch's own kernels in true float32 (no TF32) and cuDNN's deterministic algorithms: the
+    # stock runs compared with convbwd's, and with each other, compute what the tests assume.
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
 OP = torch.ops.aten.convolution_backward.default
 STOCK = torch._C.DispatchKey.CompositeExplicitAutograd
 # Largest |ours - reference| / max |reference|: float32 reductions of up to a few thousand terms;
