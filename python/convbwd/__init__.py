@@ -10,11 +10,14 @@ loaded. Every failing call raises ``ConvbwdError`` with the library's status and
 import ctypes
 
 from . import _capi
-from ._capi import (F32, F16, BF16, NCHW, NHWC, BWD_DATA, BWD_WEIGHT, TARGET_HOST, TARGET_OPENCL,  # noqa: F401
+from ._capi import (F32, F16, BF16, NCHW, NHWC, BWD_DATA, BWD_WEIGHT, TARGET_HOST, TARGET_OPENCL,
                     TARGET_CUDA, TARGET_AMDGPU, FLAG_DETERMINISTIC, Problem, Tensor, Exec)
 
-__all__ = ["ConvbwdError", "library_path", "host_isa", "kernels", "select_kernel", "workspace_size",
-           "problem_key", "bwd_data", "bwd_weight", "load_tuning_db", "Problem", "Tensor", "Exec"]
+__all__ = ["ConvbwdError", "library_path", "host_isa", "kernels", "last_error", "check", "select_kernel",
+           "try_select_kernel", "workspace_size", "try_workspace_size", "problem_key", "bwd_data", "try_bwd_data",
+           "bwd_weight", "try_bwd_weight", "load_tuning_db", "Problem", "Tensor", "Exec", "F32", "F16", "BF16",
+           "NCHW", "NHWC", "BWD_DATA", "BWD_WEIGHT", "TARGET_HOST", "TARGET_OPENCL", "TARGET_CUDA", "TARGET_AMDGPU",
+           "FLAG_DETERMINISTIC"]
 
 _lib, _path = _capi.load()
 

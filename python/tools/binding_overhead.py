@@ -7,7 +7,6 @@ ctypes for convbwd's Python package (docs/PYTORCH.md, "Binding").
 Compiles the extension with cc against this interpreter's headers (limited API 3.8, so one binary
 would serve every CPython >= 3.8) and libconvbwd.so, in a temporary folder.
 """
-import ctypes
 import os
 import subprocess
 import sys
