@@ -4,6 +4,11 @@
 #   CONVBWD_VENV   where the Python environment with Halide, CMake and Ninja lives
 #                  (default: <repo>/.venv)
 #   CONVBWD_GPU=0  skip the AMD/OpenCL toolchain packages (host-only machines)
+#   CONVBWD_TORCH=0  skip Debian's PyTorch (CPU) and torchvision and the PyTorch environment
+#                  (ctest entry torch then reports itself skipped)
+#   CONVBWD_TORCH_VENV  the PyTorch environment (default: <repo>/.venv-torch): a virtual environment
+#                  over /usr/bin/python3 that sees Debian's torch, torchvision and numpy (system
+#                  site packages); scripts/test.sh installs the Python package convbwd into it
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv=${CONVBWD_VENV:-$here/.venv}
@@ -25,6 +30,14 @@ if [ "${CONVBWD_GPU:-1}" != 0 ]; then
     llvm-15=1:15.0.6-4+b1
     rocm-device-libs=5.2.3-2
     libamdhip64-dev=5.2.3-8
+  )
+fi
+# PyTorch for the Python package (python/convbwd): its tests (ctest torch) and the training
+# example run on Debian's CPU build in the PyTorch environment below.
+if [ "${CONVBWD_TORCH:-1}" != 0 ]; then
+  debs+=(
+    python3-torch=1.13.1+dfsg-4
+    python3-torchvision=0.14.1-2
   )
 fi
 missing=()
@@ -68,4 +81,19 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "${pins[*]}" ]; then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}"
   echo "${pins[*]}" >"$stamp"
 fi
-echo "setup: ok ($venv)"
+
+# The PyTorch environment. Not $venv: Debian's torch 1.13 is built against Debian's numpy 1.24 and
+# loses its numpy bridge under the numpy 2.1.3 pinned there ("Numpy is not available").
+if [ "${CONVBWD_TORCH:-1}" != 0 ]; then
+  tvenv=${CONVBWD_TORCH_VENV:-$here/.venv-torch}
+  if ! grep -qsx 'include-system-site-packages = true' "$tvenv/pyvenv.cfg"; then
+    echo "setup: creating the PyTorch environment $tvenv"
+    rm -rf "$tvenv"
+    /usr/bin/python3 -m venv --system-site-packages "$tvenv"
+  fi
+  "$tvenv/bin/python" -c 'import torch, torchvision, numpy' ||
+    { echo "setup: PyTorch is not importable in $tvenv"; exit 1; }
+  echo "setup: ok ($venv; PyTorch environment $tvenv)"
+else
+  echo "setup: ok ($venv)"
+fi
