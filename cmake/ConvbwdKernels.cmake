@@ -74,12 +74,21 @@ function(_conv_kernel)
     if (K_ON STREQUAL "host")
         set(exe host)
     endif ()
+    # The Halide stmt beside each kernel (HL's `stmt` output), where one target gives one file: a
+    # multi-target library writes one per target while add_halide_library declares ${name}.stmt,
+    # which never appears, so ninja would regenerate every host kernel on every build. For a host
+    # kernel's stmt, run its generator command (`ninja -t commands NAME`) with `-e stmt`.
+    set(stmt_arg "")
+    list(LENGTH target n_targets)
+    if (n_targets EQUAL 1)
+        set(stmt_arg STMT ${name}_STMT)
+    endif ()
     add_halide_library(${name} FROM convbwd_${exe}.generator
                        GENERATOR ${K_FAMILY}
                        NAMESPACE convbwd::kernels
                        TARGETS ${target}
                        USE_RUNTIME convbwd.runtime
-                       STMT ${name}_STMT
+                       ${stmt_arg}
                        FUNCTION_INFO_HEADER ${name}_INFO
                        PARAMS dtype=${K_DTYPE} layout=${K_LAYOUT} stride_class=${K_STRIDE}
                               filter_class=${K_FILTER} ${K_SCHEDULE})
