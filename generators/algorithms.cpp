@@ -123,7 +123,7 @@ Expr in_range(Expr v, Expr extent) { return v >= 0 && v < extent; }
 }  // namespace
 
 BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t,
-                             StrideClass sc, FilterClass fc, GroupClass gc) {
+                             StrideClass sc, FilterClass fc, GroupClass gc, int w_tile) {
     BwdDataGraph g;
     ClassConsts k = class_consts(sc, fc);
     g.sx = g.sy = k.stride;
@@ -154,6 +154,12 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     }
     g.w_f = Func("w_f");
     g.w_f(s, r, cg, kk) = decode(w(s, r, cg, kk), t);
+    g.w_tile = w_tile;
+    if (w_tile > 0) {  // a partial last tile repeats the last channel (never read)
+        Var ci("wci"), co("wco");
+        g.w_p = Func("w_p");
+        g.w_p(ci, kk, s, r, co) = g.w_f(s, r, min(co * w_tile + ci, Cg - 1), kk);
+    }
 
     PhaseTaps tx = phase_taps(k.stride, sw, dw, k.dilation, S);
     PhaseTaps ty = phase_taps(k.stride, sh, dh, k.dilation, R);
@@ -165,14 +171,17 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
 
     // Groups: channel c is channel c % Cg of group c / Cg; its dy channels are that group's Kg.
     // With one group the index math folds away (the schedules specialise on groups == 1).
-    Expr grp = depthwise ? Expr(c) : select(a.groups == 1, 0, c / Cg);
+    // With a packed filter the schedule computes acc over whole channel tiles, past C in the
+    // last one (never stored): its group index is clamped so that dy's reads stay in range.
+    Expr grp = depthwise ? Expr(c) : select(a.groups == 1, 0, w_tile > 0 ? min(c / Cg, a.groups - 1) : c / Cg);
     Expr c_in = depthwise ? Expr(0) : select(a.groups == 1, c, c % Cg);
     Expr k_of = depthwise ? Expr(c) : grp * Kg + g.r.x;
     g.acc = Func("acc");
     g.acc(g.mx, g.phx, g.my, g.phy, c, n) = 0.0f;
+    Expr tap_s = tx.r(g.phx, g.r.y), tap_r = ty.r(g.phy, g.r.z);
+    Expr w_val = w_tile > 0 ? g.w_p(c_in % w_tile, k_of, tap_s, tap_r, c_in / w_tile) : g.w_f(tap_s, tap_r, c_in, k_of);
     g.acc(g.mx, g.phx, g.my, g.phy, c, n) +=
-        g.dy_f(tx.src(g.mx, g.phx, g.r.y), ty.src(g.my, g.phy, g.r.z), k_of, n) *
-        g.w_f(tx.r(g.phx, g.r.y), ty.r(g.phy, g.r.z), c_in, k_of);
+        g.dy_f(tx.src(g.mx, g.phx, g.r.y), ty.src(g.my, g.phy, g.r.z), k_of, n) * w_val;
 
     Expr tX = x + pl, tY = y + pt;
     g.dx = Func("dx");

@@ -37,6 +37,12 @@ ClassConsts class_consts(StrideClass sc, FilterClass fc);
 // filters (s, r, cg, k). The layout only changes which dim has stride 1 (see generator_base.h).
 struct BwdDataGraph {
     Halide::Func dy_f, w_f;  // f32 views of the inputs; dy_f is zero outside P x Q
+    // w_p(ci, k, s, r, co) = w_f(s, r, co * w_tile + ci, k): the filter as acc reads it when
+    // define_bwd_data is given a w_tile (GEMM's packed operand): within a tile of w_tile channels,
+    // consecutive k are w_tile floats apart, so the inner loop over k streams it. Undefined when
+    // w_tile = 0 (acc reads w_f).
+    Halide::Func w_p;
+    int w_tile = 0;
     // acc(mx, phx, my, phy, c, n): dx at x = sx*mx + phx - pad_left (likewise y), one dense
     // stride-1 correlation per stride phase. Update loops: r.x = k within the group,
     // r.y = tap index along x within the phase, r.z = along y.
@@ -53,7 +59,8 @@ struct BwdDataGraph {
 // gc == Depthwise: C / G = K / G = 1 known at compile time (channel c reads dy channel c and
 // filter k = c), so the channel index math folds away and channels vectorise densely.
 BwdDataGraph define_bwd_data(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out, const ConvArgs &a,
-                             DType t, StrideClass sc, FilterClass fc, GroupClass gc = GroupClass::Any);
+                             DType t, StrideClass sc, FilterClass fc, GroupClass gc = GroupClass::Any,
+                             int w_tile = 0);
 
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W

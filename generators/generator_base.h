@@ -195,9 +195,10 @@ protected:
             add_requirement(args.C == args.groups && args.K == args.groups,
                             "depthwise kernel: needs c = k = groups (one channel per group)");
     }
-    BwdDataGraph build_bwd_data(const ConvArgs &args) {
+    BwdDataGraph build_bwd_data(const ConvArgs &args, int w_tile = 0) {
         require_groups(args);
-        BwdDataGraph g = define_bwd_data(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, Gen::kGroups);
+        BwdDataGraph g =
+            define_bwd_data(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, Gen::kGroups, w_tile);
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);
         constrain_filter(*b);

@@ -18,9 +18,10 @@ public:
 
     void generate() {
         ConvArgs args = this->bwd_data_args();
-        BwdDataGraph g = this->build_bwd_data(args);
-        if (this->autoscheduled()) return;
         const BwdDataHostParams p = knobs.params();
+        // pack = 1: acc reads the filter packed per channel tile (BwdDataGraph::w_p).
+        BwdDataGraph g = this->build_bwd_data(args, p.pack && !this->autoscheduled() ? p.vec * p.tile_c : 0);
+        if (this->autoscheduled()) return;
         this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_data_dw_host" : "conv_bwd_data_host");
         schedule_bwd_data_host(g, p, args, layout, stride_class, filter_class, gc);
     }

@@ -48,6 +48,57 @@ void schedule_bwd_data_dw_nhwc_s1_host(BwdDataGraph &g, const BwdDataHostParams 
     if (fc != FilterClass::Any) g.acc.update().unroll(g.r.y).unroll(g.r.z);  // a class filter's taps
 }
 
+// Backward-data, host, pack = 1 (the general family). Tasks of (channel tile, row block, image):
+// the tile's filter (w_p, packed once, consecutive k contiguous) stays in cache across the task's
+// rows, where with tasks of rows (pack = 0) each row streamed the whole filter at a stride of
+// C*R*S floats per k (VGG's 512-channel 14x14 layer, one thread: half the samples on those
+// loads). dy's rows are staged per task with their zero border and k innermost, a sliding
+// window over the rows, so the inner loop over k reads both operands densely with no range
+// test. Per row, acc holds the tile's channels x the row's columns (every stride phase); its
+// update keeps tile_c vectors x tile_x columns of accumulators in registers.
+void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout) {
+    const int V = p.vec, TC = p.vec * p.tile_c;
+    Var co("co"), ci("ci"), yo("yo"), yi("yi"), t("t"), tn("tn"), mxo("mxo"), mxi("mxi"), cvo("cvo"), cvi("cvi");
+    Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
+    // GuardWithIf: tile bases are multiples of TC (w_p's tiles), no element is computed twice
+    // (beta != 0 reads dx in place), and C < TC works.
+    g.out.compute_root();
+    auto tiles = [&](Stage s) {
+        s.split(c, co, ci, TC, TailStrategy::GuardWithIf).split(y, yo, yi, p.task_rows, TailStrategy::GuardWithIf);
+        if (layout == Layout::NHWC)
+            s.reorder(ci, x, yi, co, yo, n).vectorize(ci, V);
+        else
+            s.reorder(x, ci, yi, co, yo, n).vectorize(x, V, TailStrategy::GuardWithIf);
+        s.fuse(co, yo, t).fuse(t, n, tn).parallel(tn);
+    };
+    tiles(g.out.specialize(g.beta == 0.0f));
+    tiles(Stage(g.out));
+
+    std::vector<Var> wv = g.w_p.args();  // (ci, k, s, r, co)
+    g.w_p.compute_root().vectorize(wv[0], V, TailStrategy::GuardWithIf).parallel(wv[4]);
+
+    std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n)
+    g.dy_f.store_at(g.out, tn)
+        .compute_at(g.out, yi)
+        .reorder_storage(dv[2], dv[0], dv[1], dv[3])
+        .reorder(dv[2], dv[0], dv[1], dv[3])
+        .vectorize(dv[2], V, TailStrategy::GuardWithIf);
+
+    // acc over whole channel tiles (aligned, constant extent): the last tile computes past C
+    // (never stored) instead of guarding every vector of the inner loop.
+    g.acc.compute_at(g.out, yi).reorder_storage(c, g.mx, g.phx, g.my, g.phy, n).align_bounds(c, TC).bound_extent(c, TC);
+    g.acc.split(c, cvo, cvi, V).vectorize(cvi);
+    Stage u = g.acc.update();
+    u.split(g.mx, mxo, mxi, p.tile_x, TailStrategy::GuardWithIf)
+        .split(c, cvo, cvi, V)
+        .reorder(cvi, cvo, mxi, g.phx, g.r.x, g.r.y, g.r.z, mxo, g.my, g.phy, n)
+        .vectorize(cvi)
+        .unroll(cvo)
+        .unroll(mxi);
+    if (g.sx > 0) u.unroll(g.phx);
+    u.specialize(a.groups == 1);
+}
+
 // Backward-data, host. One output row (n, y) per task; per tile of TC channels, acc computes
 // the row of every stride phase; its update keeps tile_c vectors x tile_x columns x stride
 // phases of accumulators in registers while k and the taps stream past.
@@ -60,6 +111,10 @@ void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const C
     const bool dw = gc == GroupClass::Depthwise;
     if (dw && layout == Layout::NHWC && sc == StrideClass::S1) {
         schedule_bwd_data_dw_nhwc_s1_host(g, p, a, fc);
+        return;
+    }
+    if (p.pack) {  // valid(): the general family's only
+        schedule_bwd_data_packed_host(g, p, a, layout);
         return;
     }
     const int V = p.vec, TC = p.vec * p.tile_c;

@@ -65,7 +65,13 @@ struct Knob {
 #define CONVBWD_BWD_DATA_HOST_KNOBS(X)                                                                       \
     X(tile_c, 2, Compile, "c!", "vectors of channels per register tile", 1, 2, 3, 4)                         \
     X(tile_x, 4, Compile, "x!", "output columns (per stride phase) per register tile", 1, 2, 3, 4, 5, 6, 7, 8) \
-    X(vec, 8, Compile, "v", "f32 SIMD lanes (8 = AVX2, 16 = AVX-512)", 4, 8, 16)
+    X(vec, 8, Compile, "v", "f32 SIMD lanes (8 = AVX2, 16 = AVX-512)", 4, 8, 16)                         \
+    X(pack, 0, Compile, "p",                                                                             \
+      "1: tasks of (channel tile, row block), the filter packed per channel tile (consecutive k "        \
+      "contiguous: it stays in cache across the task's rows) and dy's rows staged with their zero "       \
+      "border, k innermost; 0: tasks of output rows reading w and dy in place",                          \
+      0, 1)                                                                                              \
+    X(task_rows, 8, Compile, "r", "pack = 1: output rows per parallel task", 1, 2, 4, 8, 16, 32)
 CONVBWD_DEFINE_PARAMS(BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
 
 // ---- Backward-weight, host CPU (conv_bwd_weight_host) ----
@@ -409,6 +415,9 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         const auto p = to_params<BwdDataHostParams>(vals);
         const int phases = c.stride == StrideClass::S2 ? 2 : 1;
         if (!(e = need(p.tile_c * p.tile_x * phases <= budget(p.vec), acc_rule("tile_c * tile_x * stride phases", p.vec))).empty()) return e;
+        // The packed filter is the general family's (the depthwise and scatter ones read w_f).
+        if (!(e = need(!p.pack || std::string(f.name) == "conv_bwd_data_host",
+                       "pack = 1 is conv_bwd_data_host's (family " + std::string(f.name) + ")")).empty()) return e;
     } else if (f.kind == ScheduleKind::Host && f.groups == GroupClass::Narrow) {
         const auto p = to_params<BwdWeightNarrowHostParams>(vals);
         if (!(e = need(p.tile_k * p.tile_cg <= budget(p.vec), acc_rule("tile_k * tile_cg", p.vec))).empty()) return e;

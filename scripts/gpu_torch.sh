@@ -5,7 +5,7 @@
 # largest difference of the curves. libconvbwd.so comes built here by scripts/gpu_build.sh, carried
 # in .device/bin (run with carry [".device/bin"]); the package and the example from the tree.
 #   run: bash scripts/gpu_torch.sh      (logs, curves.json/png per run to $OUT)
-#   STEPS (default 300), BATCH (default 64), SKIP_TESTS=1, SKIP_CPU_TESTS=1, CHANNELS_LAST=0 (no
+#   STEPS (default 300), BATCH (default 64), SKIP_TESTS=1, SKIP_CPU_TESTS=1, SKIP_TRAIN=1, CHANNELS_LAST=0 (no
 #   channels_last training run), TRAIN_TIMEOUT (seconds per training run, default 200)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -33,6 +33,7 @@ fi
 
 runs=(nchw)
 [ "${CHANNELS_LAST:-1}" = 0 ] || runs+=(channels_last)
+[ "${SKIP_TRAIN:-0}" != 1 ] || runs=()
 for r in "${runs[@]}"; do
   step "training on CUDA ($r): override off, then on, from one seed"
   extra=()
