@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -150,8 +151,14 @@ NpyArray npy_parse(const std::string &path, const std::vector<uint8_t> &b) {
     NpyArray a = parse_header(path, header);
     for (int64_t d : a.shape)
         if (d < 0) fail(path, "negative dimension in shape " + npy_shape_string(a.shape));
+    // The shape's byte count in checked 64-bit arithmetic: dimensions of up to 15 digits each
+    // overflow int64 in a product of two (found by fuzz_npy under UBSan).
+    uint64_t want = (uint64_t)npy_itemsize(a.descr);
+    for (int64_t d : a.shape)
+        if (__builtin_mul_overflow(want, (uint64_t)d, &want) || want > (uint64_t)INT64_MAX)
+            fail(path, "shape " + npy_shape_string(a.shape) + " of '" + a.descr + "' holds more bytes than fit in 63 bits");
     const size_t data_start = header_start + header_len;
-    const uint64_t want = (uint64_t)a.elements() * npy_itemsize(a.descr), have = b.size() - data_start;
+    const uint64_t have = b.size() - data_start;
     if (have != want)
         fail(path, "holds " + std::to_string(have) + " bytes of data, but shape " + npy_shape_string(a.shape) + " of '" +
                        a.descr + "' needs " + std::to_string(want) + (have < want ? " (truncated file)" : ""));

@@ -822,6 +822,11 @@ TEST_CASE("npy: a wrong file is refused with a message naming it and what was ex
         {npy_bytes(1, "{'descr': '<f4', 'shape': (2,), }", std::vector<uint8_t>(8)), "missing key 'fortran_order'"},
         {npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,) ", std::vector<uint8_t>(8)), "malformed"},
         {npy_bytes(4, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", std::vector<uint8_t>(8)), "version 4"},
+        // fuzz_npy (10M executions on the H100 machine's cores): a shape whose element count
+        // overflows int64 was multiplied out unchecked (UBSan: signed overflow).
+        {npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (999999999999999, 999999999999999), }",
+                   std::vector<uint8_t>(8)),
+         "holds more bytes than fit in 63 bits"},
     };
     for (const auto &b : bad) {
         write_bytes(d / "bad.npy", b.first);
