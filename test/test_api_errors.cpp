@@ -174,7 +174,7 @@ TEST_CASE("unsupported dtype, layout, strides, target") {
                                                  a->strides[3] = 1));
     FIELD_CASE(CONVBWD_BAD_PARAM, "exec.target = 42", e.target = (convbwd_target)42);
     FIELD_CASE(CONVBWD_NO_KERNEL, "exec.kernel = nope", e.kernel = "nope");
-    FIELD_CASE(CONVBWD_NO_KERNEL, "cannot implement", e.kernel = "bwdd_f32_nhwc_any_any_host_c1x4");  // layout differs
+    FIELD_CASE(CONVBWD_NO_KERNEL, "cannot implement", e.kernel = "bwdd_f32_nhwc_any_any_host_c1x4p");  // layout differs
 }
 
 TEST_CASE("a null or short workspace is refused (backward-weight)") {

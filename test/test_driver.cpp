@@ -426,7 +426,7 @@ TEST_CASE("driver: -t 1 -i N times the median; -t 0 and -V 0 leave null") {
 }
 
 TEST_CASE("driver: --kernel forces a kernel, or is refused with the reason") {
-    const char *bwdd = "bwdd_f32_nchw_any_any_host_c1x4", *bwdw_k3 = "bwdw_f32_nchw_s1_k3_host_c2k4";
+    const char *bwdd = "bwdd_f32_nchw_any_any_host_c1x4p", *bwdw_k3 = "bwdw_f32_nchw_s1_k3_host_c2k4";
     Run r = driver("conv " + kSmall + " --kernel " + bwdd + " -V 1 --json");
     CHECK(r.rc == 0);
     std::vector<Json> rows = rows_of(r);
@@ -883,7 +883,7 @@ TEST_CASE("driver: a failed run writes nothing to --save-dir") {
     TempDir out;
     const std::string save = out / "results";
     // Both directions, a backward-data kernel forced: backward-weight cannot run it.
-    Run r = driver("conv -n 1 -c 8 -H 6 -W 6 -k 8 -y 3 -x 3 -p 1 -q 1 -F 6 --kernel bwdd_f32_nchw_any_any_host_c1x4 "
+    Run r = driver("conv -n 1 -c 8 -H 6 -W 6 -k 8 -y 3 -x 3 -p 1 -q 1 -F 6 --kernel bwdd_f32_nchw_any_any_host_c1x4p "
                    "--save-dir " + quote(save) + " --json");
     CAPTURE(r.err);
     CHECK(r.rc == 1);
@@ -936,14 +936,14 @@ TEST_CASE("driver: --tuning-db and CONVBWD_TUNING_DB use a record for its proble
     REQUIRE(rows.size() == 1);
     REQUIRE(rows[0].has("problem_key"));
     const std::string key = rows[0]["problem_key"].s, dflt = rows[0]["kernel"].s;
-    const std::string generic = "bwdd_f32_nhwc_any_any_host_c1x4";
+    const std::string generic = "bwdd_f32_nhwc_any_any_host_c1x4p";
     REQUIRE(dflt != generic);
     TempDir d;
     {
         std::ofstream f(d / "t.db");
         f << "# tuned by hand\n"
           << key << " bwdd_f32_nhwc_s1_k3_host_c9x9\n"
-          << key << " bwdd_f32_nhwc_s2_k3_host_c2x3\n"
+          << key << " bwdd_f32_nhwc_s2_k3_host_c2x3p\n"
           << key << " " << generic << " tile_c=2\n"
           << key << " " << generic << "\n";
     }
@@ -965,7 +965,7 @@ TEST_CASE("driver: --tuning-db and CONVBWD_TUNING_DB use a record for its proble
         CHECK(tr[0]["verified"].b);
         const std::string at = d / "t.db";
         CHECK(contains(t.err, "skipped tuning db " + at + ":2 (bwdd_f32_nhwc_s1_k3_host_c9x9): kernel not built"));
-        CHECK(contains(t.err, "skipped tuning db " + at + ":3 (bwdd_f32_nhwc_s2_k3_host_c2x3): stride_class s2"));
+        CHECK(contains(t.err, "skipped tuning db " + at + ":3 (bwdd_f32_nhwc_s2_k3_host_c2x3p): stride_class s2"));
         CHECK(contains(t.err, "skipped tuning db " + at + ":4 (" + generic + "): bad launch knob: knob 'tile_c' is compile-time"));
         CHECK(contains(t.err, "tuning db " + at + ":5 -> " + generic));
     }
@@ -980,7 +980,7 @@ TEST_CASE("driver: a malformed --tuning-db is refused with its line; a bad CONVB
     TempDir d;
     {
         std::ofstream f(d / "bad.db");
-        f << "# fine\nbwd_data-f32-nhwc-host-n2 bwdd_f32_nhwc_any_any_host_c1x4\n";
+        f << "# fine\nbwd_data-f32-nhwc-host-n2 bwdd_f32_nhwc_any_any_host_c1x4p\n";
     }
     Run r = driver("conv -n 2 -c 8 -H 9 -W 9 -k 8 -y 3 -x 3 -p 1 -q 1 -F 2 --tuning-db " + quote(d / "bad.db"));
     CHECK(r.rc == 2);

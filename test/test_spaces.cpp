@@ -157,7 +157,7 @@ TEST_CASE("a tuning database picks a non-default kernel and a launch-time knob f
     const ConvProblem p = host_problem();
     const std::string dflt_data = chosen(p, CONVBWD_BWD_DATA), dflt_weight = chosen(p, CONVBWD_BWD_WEIGHT);
     const size_t dflt_ws = workspace(p, CONVBWD_BWD_WEIGHT);
-    const std::string generic = "bwdd_f32_nhwc_any_any_host_c1x4";
+    const std::string generic = "bwdd_f32_nhwc_any_any_host_c1x4p";
     REQUIRE(dflt_data != generic);
     // 162 reduction pixels (N * P * Q), under the default split_pixels (512): one partial sum;
     // the record's split_pixels=0 max_splits=2 makes 2.
@@ -207,9 +207,9 @@ TEST_CASE("records that cannot be used are skipped, and the next one or the defa
     const ConvProblem p = host_problem();
     const std::string key = key_of(p, CONVBWD_BWD_DATA), dflt = chosen(p, CONVBWD_BWD_DATA);
     const std::string db = write_file("skips.db", key + " bwdd_f32_nhwc_s1_k3_host_c9x9\n" +           // not built
-                                                      key + " bwdd_f32_nhwc_s2_k3_host_c2x3\n" +        // cannot implement
-                                                      key + " bwdd_f32_nhwc_any_any_host_c1x4 tile_c=1\n" +  // compile-time knob
-                                                      key + " bwdd_f32_nhwc_any_any_host_c1x4 vec=3\n");
+                                                      key + " bwdd_f32_nhwc_s2_k3_host_c2x3p\n" +        // cannot implement
+                                                      key + " bwdd_f32_nhwc_any_any_host_c1x4p tile_c=1\n" +  // compile-time knob
+                                                      key + " bwdd_f32_nhwc_any_any_host_c1x4p vec=3\n");
     REQUIRE(convbwd_load_tuning_db(db.c_str()) == CONVBWD_SUCCESS);
     CHECK(chosen(p, CONVBWD_BWD_DATA) == dflt);
     // (The reasons, printed with CONVBWD_VERBOSE=dispatch, are checked in suite tuning through the driver.)
@@ -218,7 +218,7 @@ TEST_CASE("records that cannot be used are skipped, and the next one or the defa
 TEST_CASE("a malformed tuning database is refused with its line and field, and nothing changes") {
     DbGuard guard;
     const ConvProblem p = host_problem();
-    const std::string key = key_of(p, CONVBWD_BWD_DATA), generic = "bwdd_f32_nhwc_any_any_host_c1x4";
+    const std::string key = key_of(p, CONVBWD_BWD_DATA), generic = "bwdd_f32_nhwc_any_any_host_c1x4p";
     const std::string good = write_file("prev.db", key + " " + generic + "\n");
     REQUIRE(convbwd_load_tuning_db(good.c_str()) == CONVBWD_SUCCESS);
     struct Case {
