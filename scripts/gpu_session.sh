@@ -7,10 +7,11 @@
 #      failed it before: Inception-v3's 5x5 backward-weight (winograd_nonfused) and bf16 / f16
 #      1x1 backward-weight over 1e5-term reductions;
 #   3. the Python package's tests on CUDA and on the machine's CPU (scripts/gpu_torch.sh), or with
-#      TRAIN=1 the training example instead (a second call).
+#      TRAIN=1 the training example instead of 2 and 3 (a second call).
+# A fuzzer's failing inputs (and their job logs) come back in fuzz-artifacts.tgz.
 # Carry .device/bin: convbwd-driver, libconvbwd.so (scripts/gpu_build.sh), fuzz_* (build-san),
 # libdnnl.so.2, libgomp.so.1, each xz-compressed. A table is printed last.
-#   FUZZ=0: no fuzzing; FUZZ_JOBS (12); TRAIN=1: training runs (STEPS, default 200) instead of 1-3.
+#   FUZZ=0: no fuzzing; FUZZ_JOBS (12); TRAIN=1: training runs (STEPS, default 200).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/gpu_env.sh  # $bin, $out, cuDNN on LD_LIBRARY_PATH
@@ -19,16 +20,30 @@ nproc | sed 's/^/cpu cores: /' | tee -a "$out/device.txt"
 date -u | tee -a "$out/device.txt"
 rows=()
 
-if [ "${TRAIN:-0}" = 1 ]; then
-  SKIP_TESTS=1 STEPS=${STEPS:-200} TRAIN_TIMEOUT=${TRAIN_TIMEOUT:-240} bash scripts/gpu_torch.sh
-  exit $?
-fi
-
 fuzz_pid=
 if [ "${FUZZ:-1}" = 1 ] && [ -x "$bin/fuzz_problem" ]; then
   (FUZZ_BIN="$bin" FUZZ_LIB="$bin" JOBS=${FUZZ_JOBS:-12} OUT=/tmp/fuzz-long bash scripts/fuzz_long.sh \
       > "$out/fuzz_long.txt" 2>&1) &
   fuzz_pid=$!
+fi
+finish_fuzz() {
+  [ -n "$fuzz_pid" ] || return 0
+  echo "== waiting for the fuzzers"
+  wait "$fuzz_pid"
+  rows+=("fuzz_long: rc=$?")
+  tail -6 "$out/fuzz_long.txt"
+  # What a failing job left: its input and its log, for a regression test here.
+  (cd /tmp/fuzz-long && ls */crash-* */leak-* */timeout-* */oom-* 2>/dev/null | while read -r f; do
+     echo "$f"; echo "${f%%/*}/$(grep -l "$(basename "$f")" "${f%%/*}"/fuzz-*.log 2>/dev/null | head -1 | xargs -r basename)"; done \
+     | sort -u | xargs -r tar czf "$out/fuzz-artifacts.tgz" 2>/dev/null)
+}
+
+if [ "${TRAIN:-0}" = 1 ]; then
+  SKIP_TESTS=1 STEPS=${STEPS:-200} TRAIN_TIMEOUT=${TRAIN_TIMEOUT:-240} bash scripts/gpu_torch.sh
+  rows+=("gpu_torch training: rc=$?")
+  finish_fuzz
+  printf '%s\n' "${rows[@]}"
+  exit 0
 fi
 
 echo "== cuDNN under the peer tolerance"
@@ -53,12 +68,7 @@ CHANNELS_LAST=0 STEPS=0 SKIP_TRAIN=1 bash scripts/gpu_torch.sh > "$out/torch.txt
 rows+=("gpu_torch tests: rc=$?")
 grep -E "^== |rc=|^(FAIL|ERROR):|^tests run|^Ran|^OK|FAILED" "$out/torch.txt" | head -30
 
-if [ -n "$fuzz_pid" ]; then
-  echo "== waiting for the fuzzers"
-  wait "$fuzz_pid"
-  rows+=("fuzz_long: rc=$?")
-  tail -6 "$out/fuzz_long.txt"
-fi
+finish_fuzz
 echo
 echo "== summary"
 printf '%s\n' "${rows[@]}"
