@@ -180,8 +180,18 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     g.acc(g.mx, g.phx, g.my, g.phy, c, n) = 0.0f;
     Expr tap_s = tx.r(g.phx, g.r.y), tap_r = ty.r(g.phy, g.r.z);
     Expr w_val = w_tile > 0 ? g.w_p(c_in % w_tile, k_of, tap_s, tap_r, c_in / w_tile) : g.w_f(tap_s, tap_r, c_in, k_of);
-    g.acc(g.mx, g.phx, g.my, g.phy, c, n) +=
-        g.dy_f(tx.src(g.mx, g.phx, g.r.y), ty.src(g.my, g.phy, g.r.z), k_of, n) * w_val;
+    Expr src_q = tx.src(g.mx, g.phx, g.r.y), src_p = ty.src(g.my, g.phy, g.r.z);
+    if (w_tile > 0) {
+        // The packed schedule stages dy_f over the region bounds inference gives it, which
+        // counts the taps of empty phases (never executed) at their nominal position, a
+        // dilation away: fuzz_problem's 1x1 filter with dilation 287072208 and stride 2 asked
+        // for a 143M-row staging. Clamped to one past each side: a valid tap that reads outside
+        // dy reads dy_f's zero border, which one past the edge is too, so no result changes,
+        // and the region is dy's plus a border of one.
+        src_q = clamp(src_q, -1, a.Q);
+        src_p = clamp(src_p, -1, a.P);
+    }
+    g.acc(g.mx, g.phx, g.my, g.phy, c, n) += g.dy_f(src_q, src_p, k_of, n) * w_val;
 
     Expr tX = x + pl, tY = y + pt;
     g.dx = Func("dx");

@@ -90,9 +90,14 @@ bool cpu_has(Isa i) {
 
 void install_host_isa_hook() { halide_set_custom_can_use_target_features(&can_use); }
 
+#ifndef CONVBWD_HOST_MAX_ISA
+#define CONVBWD_HOST_MAX_ISA 2
+#endif
 const char *host_isa() {
+    // The best level this machine has, the cap allows and the build compiled a variant of
+    // (CONVBWD_HOST_TARGETS: an AVX2-only build runs its AVX2 code on an AVX-512 machine).
     for (Isa i : {Isa::Avx512, Isa::Avx2, Isa::Sse41})
-        if ((cap() == Isa::Unlimited || i <= cap()) && cpu_has(i)) return name_of(i);
+        if ((int)i <= CONVBWD_HOST_MAX_ISA && (cap() == Isa::Unlimited || i <= cap()) && cpu_has(i)) return name_of(i);
     return "baseline";
 }
 

@@ -88,7 +88,10 @@ Status validate_problem(const convbwd_problem *in, ConvProblem *out) {
     c.N = p.n, c.C = p.c, c.H = p.h, c.W = p.w, c.K = p.k, c.P = (int)P, c.Q = (int)Q, c.R = p.r, c.S = p.s;
     c.G = p.groups;
     c.pad_top = p.pad_top, c.pad_bottom = p.pad_bottom, c.pad_left = p.pad_left, c.pad_right = p.pad_right;
-    c.stride_h = (int)strides[0], c.stride_w = (int)strides[1], c.dilation_h = p.dilation_h, c.dilation_w = p.dilation_w;
+    c.stride_h = (int)strides[0], c.stride_w = (int)strides[1];
+    // A filter of one tap along a dim has no dilation there: the problem is the one with
+    // dilation 1 (its class too: a 1x1 filter with dilation 2 is a pointwise problem).
+    c.dilation_h = p.r == 1 ? 1 : p.dilation_h, c.dilation_w = p.s == 1 ? 1 : p.dilation_w;
     *out = c;
     return {};
 }
