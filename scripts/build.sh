@@ -19,9 +19,9 @@ targets=${CONVBWD_TARGETS:-$default_targets}
 # ctest torch (the Python package's tests) runs in the PyTorch environment scripts/setup.sh made,
 # and fails there if PyTorch cannot be imported; without PyTorch it reports itself skipped.
 if [ "${CONVBWD_TORCH:-1}" != 0 ]; then
-  torch_args=(-DCONVBWD_PYTHON="${CONVBWD_TORCH_VENV:-$here/.venv-torch}/bin/python" -DCONVBWD_TORCH_REQUIRED=ON)
+  torch_args=(-DCONVBWD_TORCH_PYTHON="${CONVBWD_TORCH_VENV:-$here/.venv-torch}/bin/python" -DCONVBWD_TORCH_REQUIRED=ON)
 else
-  torch_args=(-DCONVBWD_PYTHON=/usr/bin/python3 -DCONVBWD_TORCH_REQUIRED=OFF)
+  torch_args=(-DCONVBWD_TORCH_PYTHON=/usr/bin/python3 -DCONVBWD_TORCH_REQUIRED=OFF)
 fi
 cmake -G Ninja -S "$here" -B "$build" \
       -DHalide_DIR="$hl/lib64/cmake/Halide" -DHalideHelpers_DIR="$hl/lib64/cmake/HalideHelpers" \
