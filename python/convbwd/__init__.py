@@ -82,12 +82,17 @@ def try_select_kernel(problem, direction, dtype, layout, exec_=None):
     return (s, name.value.decode()) if s == _capi.SUCCESS else (s, last_error())
 
 
+def _or_raise(result, call):
+    """The value of a try_* result (status, value or message), or ConvbwdError with the message."""
+    s, what = result
+    if s != _capi.SUCCESS:
+        raise ConvbwdError(s, what, call)
+    return what
+
+
 def select_kernel(problem, direction, dtype, layout, exec_=None):
     """The name of the kernel the dispatcher picks for the problem (convbwd_select_kernel)."""
-    s, what = try_select_kernel(problem, direction, dtype, layout, exec_)
-    if s != _capi.SUCCESS:
-        raise ConvbwdError(s, what, "convbwd_select_kernel")
-    return what
+    return _or_raise(try_select_kernel(problem, direction, dtype, layout, exec_), "convbwd_select_kernel")
 
 
 def try_workspace_size(problem, direction, dtype, layout, exec_=None):
@@ -100,10 +105,7 @@ def try_workspace_size(problem, direction, dtype, layout, exec_=None):
 
 def workspace_size(problem, direction, dtype, layout, exec_=None):
     """Workspace bytes the chosen kernel needs (convbwd_workspace_size)."""
-    s, what = try_workspace_size(problem, direction, dtype, layout, exec_)
-    if s != _capi.SUCCESS:
-        raise ConvbwdError(s, what, "convbwd_workspace_size")
-    return what
+    return _or_raise(try_workspace_size(problem, direction, dtype, layout, exec_), "convbwd_workspace_size")
 
 
 def problem_key(problem, direction, dtype, layout, exec_=None):
