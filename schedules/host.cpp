@@ -53,10 +53,12 @@ void schedule_bwd_data_dw_nhwc_s1_host(BwdDataGraph &g, const BwdDataHostParams 
 // rows, where with tasks of rows (pack = 0) each row streamed the whole filter at a stride of
 // C*R*S floats per k (VGG's 512-channel 14x14 layer, one thread: half the samples on those
 // loads). dy is staged once with its zero border and k innermost, so the inner loop over k
-// reads both operands densely with no range test. Per row, acc holds the tile's channels x the row's columns (every stride phase); its
-// update keeps tile_c vectors x tile_x columns of accumulators in registers.
+// reads both operands densely with no range test. Per row, acc holds the tile's channels x the
+// row's columns (every stride phase); its update keeps tile_c vectors x tile_x columns of
+// accumulators in registers.
 void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout) {
-    const int V = p.vec, TC = p.vec * p.tile_c;
+    // The channel tile is the packed filter's (the generator gave define_bwd_data vec * tile_c).
+    const int V = p.vec, TC = g.w_tile;
     Var co("co"), ci("ci"), yo("yo"), yi("yi"), t("t"), tn("tn"), mxo("mxo"), mxi("mxi"), cvo("cvo"), cvi("cvi");
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
     // GuardWithIf: tile bases are multiples of TC (w_p's tiles), no element is computed twice

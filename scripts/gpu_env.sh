@@ -3,9 +3,13 @@
 # machine's PyTorch on LD_LIBRARY_PATH.
 bin=/tmp/convbwd-bin
 mkdir -p "$bin"
+# Each binary once per carried file (a second script sourcing this while the first one's programs
+# run must not rewrite them: "Text file busy").
 for f in .device/bin/*.xz; do
-  python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' "$f" "$bin/$(basename "$f" .xz)"
-  chmod +x "$bin/$(basename "$f" .xz)"
+  t="$bin/$(basename "$f" .xz)"
+  [ "$t" -nt "$f" ] && continue
+  python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' "$f" "$t"
+  chmod +x "$t"
 done
 out=${OUT:-/tmp/convbwd-gpu}
 mkdir -p "$out"

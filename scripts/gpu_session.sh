@@ -32,10 +32,11 @@ finish_fuzz() {
   wait "$fuzz_pid"
   rows+=("fuzz_long: rc=$?")
   tail -6 "$out/fuzz_long.txt"
-  # What a failing job left: its input and its log, for a regression test here.
-  (cd /tmp/fuzz-long && ls */crash-* */leak-* */timeout-* */oom-* 2>/dev/null | while read -r f; do
-     echo "$f"; echo "${f%%/*}/$(grep -l "$(basename "$f")" "${f%%/*}"/fuzz-*.log 2>/dev/null | head -1 | xargs -r basename)"; done \
-     | sort -u | xargs -r tar czf "$out/fuzz-artifacts.tgz" 2>/dev/null)
+  # What a failing job left, its input and the jobs' logs, for a regression test here.
+  local failed
+  failed=$(cd /tmp/fuzz-long && ls -d */crash-* */leak-* */timeout-* */oom-* 2>/dev/null)
+  [ -z "$failed" ] || tar czf "$out/fuzz-artifacts.tgz" -C /tmp/fuzz-long $failed \
+      $(cd /tmp/fuzz-long && for d in $(dirname $failed | sort -u); do ls "$d"/fuzz-*.log; done)
 }
 
 if [ "${TRAIN:-0}" = 1 ]; then
