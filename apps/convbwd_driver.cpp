@@ -122,8 +122,8 @@ int list_kernels(const Options &o) {
 #undef CONVBWD_AMDGPU_KERNEL
         };
         if (!o.json)
-            std::printf("\n%-40s %-7s %7s %5s %5s %8s %9s %12s\n", "amdgpu code object (max over entries)", "arch",
-                        "entries", "vgpr", "sgpr", "lds B", "scratch B", "waves/SIMD");
+            std::printf("\n%-40s %-7s %7s %5s %5s %5s %8s %9s %12s\n", "amdgpu code object (max over entries)", "arch",
+                        "entries", "vgpr", "agpr", "sgpr", "lds B", "scratch B", "waves/SIMD");
         for (const Amd &a : kAmd)
             for (size_t i = 0; i < a.set->count; i++) {
                 const amdgpu::EmbeddedCodeObject &co = a.set->objects[i];
@@ -131,10 +131,13 @@ int list_kernels(const Options &o) {
                 amdgpu::ArchLimits limits;
                 if (!amdgpu::parse_code_object(co.data, co.size, &info).ok() || !amdgpu::arch_limits(info.processor, &limits))
                     continue;
-                uint32_t vgpr = 0, sgpr = 0, lds = 0, scratch = 0, waves = 99;
+                // vgpr: the metadata's .vgpr_count (gfx90a/gfx940: the unified total with the AGPRs
+                // that MFMA accumulators may use; gfx908: the arch VGPRs, AGPRs apart).
+                uint32_t vgpr = 0, agpr = 0, sgpr = 0, lds = 0, scratch = 0, waves = 99;
                 for (const amdgpu::KernelInfo &k : info.kernels) {
                     if (k.name == "_at_least_one_kernel") continue;  // Halide's placeholder
                     vgpr = std::max(vgpr, k.vgpr_count), sgpr = std::max(sgpr, k.sgpr_count);
+                    if (k.has_agpr_count) agpr = std::max(agpr, k.agpr_count);
                     lds = std::max(lds, k.group_segment_fixed_size);
                     scratch = std::max(scratch, k.private_segment_fixed_size);
                     waves = std::min(waves, amdgpu::estimate_occupancy(k, limits, 128, 0).waves_per_simd);
@@ -142,12 +145,13 @@ int list_kernels(const Options &o) {
                 if (o.json) {
                     JsonObject row;
                     row.str("kernel", a.name).str("target", "amdgpu").str("arch", co.arch);
-                    row.integer("entries", (int64_t)info.kernels.size()).integer("vgpr", vgpr).integer("sgpr", sgpr);
+                    row.integer("entries", (int64_t)info.kernels.size()).integer("vgpr", vgpr).integer("agpr", agpr);
+                    row.integer("sgpr", sgpr);
                     row.integer("lds_bytes", lds).integer("scratch_bytes", scratch).integer("waves_per_simd", waves);
                     std::printf("%s\n", row.text().c_str());
                 } else {
-                    std::printf("%-40s %-7s %7zu %5u %5u %8u %9u %12u\n", a.name, co.arch, info.kernels.size(), vgpr, sgpr,
-                                lds, scratch, waves);
+                    std::printf("%-40s %-7s %7zu %5u %5u %5u %8u %9u %12u\n", a.name, co.arch, info.kernels.size(), vgpr,
+                                agpr, sgpr, lds, scratch, waves);
                 }
             }
     }

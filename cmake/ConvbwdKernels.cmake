@@ -61,6 +61,9 @@ function(_conv_kernel)
     elseif (K_ON STREQUAL "cuda")
         set(target ${CONVBWD_HOST_BASELINE}-cuda-cuda_capability_${CONVBWD_CUDA_CAPABILITY}-${features})
         set(on Cuda)
+    elseif (K_ON STREQUAL "opencl" AND K_FAMILY MATCHES "_mma_")
+        _conv_kernel_opencl_fragments()
+        return()
     elseif (K_ON STREQUAL "opencl")
         set(target ${CONVBWD_HOST_BASELINE}-opencl-${features})
         set(on OpenCL)
@@ -113,20 +116,35 @@ macro(_conv_kernel_amdgpu)
     string(MAKE_C_IDENTIFIER "${name}" ident)
     set(host_obj ${gen_dir}/${name}.o)
     set(hip_obj ${gen_dir}/${name}.hip.o)
+    # Kernels that call matrix fragments (generators/fragments.h) get the MFMA prelude first.
+    set(prelude "")
+    if (K_FAMILY MATCHES "_mma_")
+        set(prelude ${PROJECT_SOURCE_DIR}/generators/fragments/amdgpu.cl)
+    endif ()
     add_custom_command(OUTPUT ${cl} ${gen_dir}/${name}.h ${hip_obj}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${gen_dir}
         COMMAND convbwd_gpu.generator -g ${generator} -f convbwd::kernels::${name} -n ${name} -o ${gen_dir}
                 -e c_source,object,h
                 target=${CONVBWD_HOST_BASELINE}-opencl-cl_half-user_context-c_plus_plus_name_mangling-no_runtime
                 dtype=${K_DTYPE} layout=${K_LAYOUT} stride_class=${K_STRIDE} filter_class=${K_FILTER} ${K_SCHEDULE}
-        COMMAND convbwd_extract_opencl ${gen_dir}/${name}.halide_generated.cpp ${cl}
+        COMMAND convbwd_extract_opencl ${gen_dir}/${name}.halide_generated.cpp ${cl} ${prelude}
         COMMAND ${CMAKE_COMMAND} -DOBJCOPY=${CMAKE_OBJCOPY} -DNM=${CMAKE_NM} -DIN=${host_obj} -DOUT=${hip_obj}
                 -DIDENT=${ident} -P ${PROJECT_SOURCE_DIR}/tools/amdgpu/route_to_hip.cmake
-        DEPENDS convbwd_gpu.generator convbwd_extract_opencl ${PROJECT_SOURCE_DIR}/tools/amdgpu/route_to_hip.cmake
+        DEPENDS convbwd_gpu.generator convbwd_extract_opencl ${PROJECT_SOURCE_DIR}/tools/amdgpu/route_to_hip.cmake ${prelude}
         BYPRODUCTS ${host_obj} ${gen_dir}/${name}.halide_generated.cpp
         COMMENT "Halide ${name}: OpenCL C + host pipeline routed to HIP"
         VERBATIM)
     convbwd_amdgpu_code_objects(TARGET ${name} SOURCE ${cl} ARCHS ${CONVBWD_AMDGPU_ARCHS} OUT_VAR co DEPENDS ${cl})
+    if (prelude)  # the disassembly check of its MFMA instructions (test/CMakeLists.txt)
+        set(frags 1)
+        foreach (knob IN ITEMS tile_m tile_n)
+            if ("${K_SCHEDULE}" MATCHES "${knob}=([0-9]+)")
+                math(EXPR frags "${frags} * ${CMAKE_MATCH_1}")
+            endif ()
+        endforeach ()
+        string(REPLACE ";" "," hsacos "${co_HSACO}")
+        set_property(GLOBAL APPEND PROPERTY CONVBWD_MFMA_KERNELS "${name}|${hsacos}|${frags}")
+    endif ()
     # The per-kernel entry point the renamed halide_opencl_initialize_kernels calls: it names this
     # kernel's code objects.
     file(CONFIGURE OUTPUT ${gen_dir}/${name}_hip_glue.cpp CONTENT
@@ -146,6 +164,36 @@ extern \"C\" int convbwd_hip_initialize_kernels_${ident}(void *user_context, voi
     set(_convbwd_amdgpu_list "${_convbwd_amdgpu_list}CONVBWD_AMDGPU_KERNEL(${name}, ${co_SYMBOL}, \"${sched}\")\n" PARENT_SCOPE)
     set(_convbwd_amdgpu_headers "${_convbwd_amdgpu_headers}#include \"${name}_code_objects.h\"\n" PARENT_SCOPE)
     set(CONVBWD_AMDGPU_KERNEL_TARGETS ${CONVBWD_AMDGPU_KERNEL_TARGETS} ${name} PARENT_SCOPE)
+endmacro()
+
+# OpenCL kernels that call matrix fragments (generators/fragments.h): Halide's OpenCL C needs the
+# emulated prelude in front before the driver compiles it, so the host pipeline's call of
+# halide_opencl_initialize_kernels is renamed to convbwd_opencl_fragments_initialize_kernels
+# (runtime/src/opencl_fragments.cpp), which prepends it and calls Halide's. Otherwise as any
+# opencl kernel (Halide's OpenCL runtime launches it).
+macro(_conv_kernel_opencl_fragments)
+    set(gen_dir ${CMAKE_BINARY_DIR}/opencl_src)
+    set(host_obj ${gen_dir}/${name}.o)
+    set(frag_obj ${gen_dir}/${name}.frag.o)
+    add_custom_command(OUTPUT ${gen_dir}/${name}.h ${frag_obj}
+        COMMAND ${CMAKE_COMMAND} -E make_directory ${gen_dir}
+        COMMAND convbwd_gpu.generator -g ${K_FAMILY} -f convbwd::kernels::${name} -n ${name} -o ${gen_dir}
+                -e object,h
+                target=${CONVBWD_HOST_BASELINE}-opencl-user_context-c_plus_plus_name_mangling-no_runtime
+                dtype=${K_DTYPE} layout=${K_LAYOUT} stride_class=${K_STRIDE} filter_class=${K_FILTER} ${K_SCHEDULE}
+        COMMAND ${CMAKE_OBJCOPY} --redefine-sym halide_opencl_initialize_kernels=convbwd_opencl_fragments_initialize_kernels
+                ${host_obj} ${frag_obj}
+        DEPENDS convbwd_gpu.generator
+        BYPRODUCTS ${host_obj}
+        COMMENT "Halide ${name}: OpenCL with matrix fragments (emulated prelude at load)"
+        VERBATIM)
+    set_source_files_properties(${frag_obj} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
+    add_library(${name} STATIC ${frag_obj} ${gen_dir}/${name}.h)
+    set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
+    target_include_directories(${name} PUBLIC ${gen_dir})
+    set(_convbwd_list "${_convbwd_list}CONVBWD_KERNEL(${name}, ${dir_enum}, ${dt}, ${lay}, ${st}, ${fi}, OpenCL, ${row_tail})\n" PARENT_SCOPE)
+    set(_convbwd_headers "${_convbwd_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
+    set(CONVBWD_KERNEL_TARGETS ${CONVBWD_KERNEL_TARGETS} ${name} PARENT_SCOPE)
 endmacro()
 
 macro(convbwd_kernels_end)

@@ -2,6 +2,8 @@
 
 #include <functional>
 
+#include "fragments.h"
+
 using namespace Halide;
 
 namespace convbwd {
@@ -200,6 +202,40 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     g.out = out;
     Expr res = a.alpha * g.dx(x, y, c, n);
     g.out(x, y, c, n) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(x, y, c, n), t)), t);
+    return g;
+}
+
+BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t) {
+    BwdDataMmaGraph g;
+    g.beta = a.beta;
+    Var &i = g.i, &l = g.l, &mt = g.mt, &ct = g.ct, &y = g.y, &n = g.n;
+    const Type st = storage_type(t);
+    g.kb = RDom(0, (a.K + frag::kK - 1) / frag::kK, "kb");
+    // The lane's operand elements j of k-block kb: zero past the tensors (clamped reads).
+    auto a_elem = [&](int j) {
+        Expr q = frag::kM * mt + frag::a_row(l), k = frag::kK * g.kb + frag::k_of(l, j);
+        return select(q < a.Q && k < a.K, dy(min(q, a.Q - 1), y, min(k, a.K - 1), n), cast(st, 0));
+    };
+    auto b_elem = [&](int j) {
+        Expr cc = frag::kN * ct + frag::b_col(l), k = frag::kK * g.kb + frag::k_of(l, j);
+        return select(cc < a.C && k < a.K, w(0, 0, min(cc, a.C - 1), min(k, a.K - 1)), cast(st, 0));
+    };
+    std::vector<Expr> av, bv;
+    for (int j = 0; j < frag::kPerLane; j++) {
+        av.push_back(a_elem(j));
+        bv.push_back(b_elem(j));
+    }
+    g.acc = Func("acc");
+    g.acc(i, l, mt, ct, y, n) = 0.0f;
+    g.acc(i, l, mt, ct, y, n) += frag::op(t, av, bv, i);
+    g.res = Func("res");
+    g.res(i, l, mt, ct, y, n) = g.acc(i, l, mt, ct, y, n);
+
+    Expr row = g.x % frag::kM, col = g.c % frag::kN;
+    Expr v = a.alpha * g.res(frag::elem_of(row), frag::lane_of(row, col), g.x / frag::kM, g.c / frag::kN, y, n);
+    g.out = out;
+    g.out(g.x, y, g.c, n) =
+        encode(select(a.beta == 0.0f, v, v + a.beta * decode(prev(g.x, y, g.c, n), t)), t);
     return g;
 }
 

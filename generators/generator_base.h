@@ -52,6 +52,7 @@ CONVBWD_GEN_KNOBS(BwdWeightHostKnobs, BwdWeightHostParams, CONVBWD_BWD_WEIGHT_HO
 CONVBWD_GEN_KNOBS(BwdWeightDwHostKnobs, BwdWeightDwHostParams, CONVBWD_BWD_WEIGHT_DW_HOST_KNOBS)
 CONVBWD_GEN_KNOBS(BwdWeightNarrowHostKnobs, BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_KNOBS)
 CONVBWD_GEN_KNOBS(BwdDataGpuKnobs, BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
+CONVBWD_GEN_KNOBS(BwdDataMmaGpuKnobs, BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
 CONVBWD_GEN_KNOBS(BwdWeightGpuKnobs, BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
 
 // Inputs, outputs and class constraints shared by both directions.

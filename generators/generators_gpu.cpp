@@ -52,6 +52,27 @@ public:
     }
 };
 
+// Matrix fragments (conv_bwd_data_mma_gpu): the pointwise stride-1 class as a GEMM.
+class ConvBwdDataMmaGpu : public ConvGeneratorBase<ConvBwdDataMmaGpu> {
+public:
+    static constexpr bool kHasWorkspace = false;
+    static constexpr Direction kDir = Direction::BwdData;
+    static constexpr GroupClass kGroups = GroupClass::Any;
+    BwdDataMmaGpuKnobs knobs;
+
+    void generate() {
+        ConvArgs args = bwd_data_args();
+        add_requirement(args.groups == 1, "matrix-fragment kernels take groups == 1");
+        BwdDataMmaGraph g = define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype);
+        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
+        constrain_layout(*out);
+        constrain_filter(*b);
+        const BwdDataMmaGpuParams p = knobs.params();
+        require_valid(p, "conv_bwd_data_mma_gpu");
+        schedule_bwd_data_mma_gpu(g, p);
+    }
+};
+
 template <GroupClass gc>
 class ConvBwdWeightGpu : public ConvGeneratorBase<ConvBwdWeightGpu<gc>> {
 public:
@@ -103,6 +124,7 @@ HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataGpuDw, conv_bwd_data_dw_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuAny, conv_bwd_weight_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuDw, conv_bwd_weight_dw_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataScatterGpu, conv_bwd_data_scatter_gpu)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataMmaGpu, conv_bwd_data_mma_gpu)
 // The autoscheduler baselines (schedules/spaces.h): the same generators, run by convbwd-tune with
 // autoscheduler=Anderson2021 and estimates=...
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataGpuAny, conv_bwd_data_anderson2021_gpu)

@@ -4,6 +4,8 @@
 // far): measured against cuDNN in docs/PERFORMANCE.md.
 #include "schedules.h"
 
+#include "../generators/fragments.h"
+
 using namespace Halide;
 
 namespace convbwd {
@@ -400,6 +402,43 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
             .gpu_blocks(tap);
     });
     g.dw.compute_at(g.out, cbi);
+}
+
+}  // namespace convbwd
+
+namespace convbwd {
+
+// Matrix fragments (conv_bwd_data_mma_gpu): one block = one 64-lane wave computing tile_m x
+// tile_n fragments of 32 x 32. acc lives per lane in registers (16 f32 per fragment); each
+// k-block loads the lane's operand elements and makes the 16 calls of each fragment, which the
+// target's prelude merges into one matrix instruction. Every lane runs every call: res (the
+// block's fragments, in shared memory) has a fixed extent (bound), so no guard reaches acc; out
+// reads res with the 64 lanes along the channels (coalesced stores), guarded at the tails.
+void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p) {
+    const int tm = p.tile_m, tn = p.tile_n;
+    Var xo("xo"), xi("xi"), co("co"), ci("ci"), yn("yn"), t("t"), to("to"), ti("ti");
+    g.res.bound(g.i, 0, frag::kElems).bound(g.l, 0, frag::kLanes);
+    g.res.compute_at(g.out, co)
+        .store_in(MemoryType::GPUShared)
+        .bound_extent(g.mt, tm)
+        .bound_extent(g.ct, tn)
+        .reorder(g.i, g.mt, g.ct, g.l, g.y, g.n)
+        .gpu_threads(g.l)
+        .unroll(g.i)
+        .unroll(g.mt)
+        .unroll(g.ct);
+    g.acc.compute_at(g.res, g.l).unroll(g.i).unroll(g.mt).unroll(g.ct);
+    g.acc.update().reorder(g.i, g.mt, g.ct, g.kb, g.l, g.y, g.n).unroll(g.i).unroll(g.mt).unroll(g.ct);
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+        s.split(g.x, xo, xi, frag::kM * tm, TailStrategy::GuardWithIf)
+            .split(g.c, co, ci, frag::kN * tn, TailStrategy::GuardWithIf)
+            .reorder(ci, xi, co, xo, g.y, g.n)
+            .fuse(g.y, g.n, yn)
+            .fuse(ci, xi, t)
+            .split(t, to, ti, frag::kLanes)
+            .gpu_blocks(co, xo, yn)
+            .gpu_threads(ti);
+    });
 }
 
 }  // namespace convbwd

@@ -139,6 +139,20 @@ CONVBWD_DEFINE_PARAMS(BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_
       "1 = a pointwise stride-1 problem with dense planes is presented as one row of H*W columns", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
 
+// ---- Backward-data, GPU, matrix instructions (conv_bwd_data_mma_gpu): a pointwise stride-1
+// NHWC f16/bf16 problem as the GEMM dx[pixel, c] = sum_k dy[pixel, k] w[k, c] on matrix fragments
+// (generators/fragments.h): one wave of 64 lanes per block, tile_m x tile_n fragments of 32 x 32
+// per wave, f32 accumulation in registers, the result written through shared memory.
+#define CONVBWD_BWD_DATA_MMA_GPU_KNOBS(X)                                                                   \
+    X(frag, 0, Compile, "f!",                                                                                \
+      "fragment: 0 = 32x32x8 over a 64-lane wave (AMD v_mfma_f32_32x32x8*; OpenCL elsewhere: the same "     \
+      "lane layout emulated in local memory)",                                                               \
+      0)                                                                                                     \
+    X(tile_m, 1, Compile, "m!", "fragments per wave along the pixels (32 pixels each)", 1, 2, 4)            \
+    X(tile_n, 1, Compile, "n!", "fragments per wave along the channels (32 channels each)", 1, 2, 4)        \
+    X(flat, 1, Launch, "", "1 = dense planes presented as one row of H*W pixels (else a row is W pixels)", 0, 1)
+CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
+
 // ---- Backward-weight, GPU (conv_bwd_weight_gpu) ----
 #define CONVBWD_BWD_WEIGHT_GPU_KNOBS(X)                                                                      \
     X(tile_c, 4, Compile, "c!", "input channels per thread (registers)", 1, 2, 3, 4, 8)                      \
@@ -176,6 +190,8 @@ inline int BwdWeightGpuParams::channel_vector() const { return stage == 1 ? std:
 inline int BwdDataHostParams::column_vector() const { return 1; }
 inline int BwdWeightHostParams::column_vector() const { return 1; }
 inline int BwdWeightDwHostParams::column_vector() const { return 1; }
+inline int BwdDataMmaGpuParams::channel_vector() const { return 1; }
+inline int BwdDataMmaGpuParams::column_vector() const { return 1; }
 inline int BwdDataGpuParams::column_vector() const { return stage ? 1 : std::max(1, xvec); }
 inline int BwdWeightGpuParams::column_vector() const { return 1; }
 
@@ -251,6 +267,9 @@ inline const std::vector<Family> &families() {
          &BwdDataGpuParams::knobs, "comparison baseline: zero-inserted dy (scatter) then the stride-1 algorithm"},
         {"conv_bwd_weight_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Any, "", &BwdWeightGpuParams::knobs,
          "backward-weight, split reduction, a register tile per thread"},
+        {"conv_bwd_data_mma_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "mma",
+         &BwdDataMmaGpuParams::knobs,
+         "pointwise stride-1 NHWC f16/bf16 backward-data as a GEMM on matrix fragments (MFMA; emulated on other OpenCL)"},
         {"conv_bwd_data_dw_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Depthwise, "dw", &BwdDataGpuParams::knobs,
          "depthwise backward-data (c = k = groups): the GPU tiles read in place"},
         {"conv_bwd_weight_dw_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Depthwise, "dw",
@@ -429,6 +448,15 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
     } else if (f.kind == ScheduleKind::Host) {
         const auto p = to_params<BwdWeightHostParams>(vals);
         if (!(e = need(p.tile_c * p.tile_k <= budget(p.vec), acc_rule("tile_c * tile_k", p.vec))).empty()) return e;
+    } else if (f.knobs == &BwdDataMmaGpuParams::knobs) {
+        const auto p = to_params<BwdDataMmaGpuParams>(vals);
+        if (!(e = need(c.dtype != DType::F32, "matrix fragments take f16 or bf16 (f32 has no matrix instruction here)")).empty()) return e;
+        if (!(e = need(c.layout == Layout::NHWC && c.stride == StrideClass::S1 && c.filter == FilterClass::K1,
+                       "matrix fragments: the pointwise class only (nhwc, s1, k1)")).empty()) return e;
+        if (!(e = need(c.device == Device::OpenCL || c.device == Device::AmdGpu,
+                       "matrix fragments are built for amdgpu (MFMA) and opencl (emulated); cuda needs the PTX route")).empty())
+            return e;
+        if (!(e = need(p.tile_m * p.tile_n <= 4, "tile_m * tile_n <= 4 fragments (16 f32 accumulators each: 64 VGPRs)")).empty()) return e;
     } else if (f.dir == Direction::BwdData) {
         const auto p = to_params<BwdDataGpuParams>(vals);
         if (!(e = need(p.tile_c * p.tile_x <= 64, "tile_c * tile_x <= 64 accumulators")).empty()) return e;

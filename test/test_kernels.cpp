@@ -297,6 +297,37 @@ TEST_CASE("vec: channel-vector backward-data kernels over channel, column and gr
     MESSAGE(vec_kernels, " channel-vector kernels");
 }
 
+// Matrix-fragment kernels (generators/fragments.h; emulated on OpenCL, MFMA on amdgpu): pixels,
+// channels and k past whole 32 x 32 x 8 fragments (and past a wave's tile_m x tile_n of them),
+// planes read as one row (dense) and as rows of W pixels (padded strides through the harness's
+// layout), beta; a grouped problem is refused by name.
+TEST_CASE("matrix fragments: pointwise kernels over fragment, k-block and channel tails; groups refused") {
+    const int frag_kernels = for_each_usable_kernel(
+        [](const convbwd_kernel_desc &d) { return std::string(d.family) == "conv_bwd_data_mma_gpu"; },
+        [&](const convbwd_kernel_desc &d, Device device) {
+        std::mt19937 rng(std::hash<std::string>{}(d.name));
+        const DType dt = d.dtype == CONVBWD_F16 ? DType::F16 : DType::BF16;
+        struct Shape { int N, C, H, W, K; };
+        int tested = 0;
+        for (Shape sh : {Shape{1, 32, 4, 8, 8}, Shape{2, 70, 5, 13, 19}, Shape{1, 129, 3, 45, 40}, Shape{3, 8, 1, 1, 3}}) {
+            ConvProblem p = problem_of_class(d, sh.N, sh.C, sh.H, sh.W, sh.K, 1);
+            p.dtype = dt;
+            check_problem(p, Direction::BwdData, d.name, rng, tested % 2 ? -2.0f : 0.0f, device);
+            tested++;
+        }
+        ConvProblem g = problem_of_class(d, 1, 64, 4, 4, 64, 2);
+        g.dtype = dt;
+        convbwd_problem c = to_c(g);
+        convbwd_exec e{};
+        e.kernel = d.name;
+        e.target = d.target;
+        const char *got = nullptr;
+        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, d.dtype, d.layout, &e, &got) == CONVBWD_NO_KERNEL);
+        CHECK(std::string(convbwd_last_error()).find("groups: a matrix-fragment kernel") != std::string::npos);
+        });
+    MESSAGE(frag_kernels, " matrix-fragment kernels");  // none where candidates are not built
+}
+
 // Kernels that copy dy with its zero border first (stage=3): the copy's grid must hold more than
 // 65535 channel-images (2048 x 33 here; as the third grid dim it failed to launch on the H100).
 TEST_CASE("stage3: padded-copy backward-data kernels over many channel-images") {

@@ -222,13 +222,14 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
 bool flattens_pointwise_plane(const Selection &s, const ConvProblem &p) {
     const KernelInfo &k = *s.kernel;
     if (k.dir != Direction::BwdData || k.device == Device::Host) return false;
-    return params_of<BwdDataGpuParams>(s).flat && p.R == 1 && p.S == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+    return s.knobs.get("flat") && p.R == 1 && p.S == 1 && p.stride_h == 1 && p.stride_w == 1 &&
            p.pad_top == 0 && p.pad_bottom == 0 && p.pad_left == 0 && p.pad_right == 0;
 }
 
 int channel_vector(const KernelInfo &k) {
     if (k.device == Device::Host) return 1;
     const KnobValues &kv = kernel_knobs(k);  // compile-time knobs: no launch override matters
+    if (kv.family->knobs == &BwdDataMmaGpuParams::knobs) return to_params<BwdDataMmaGpuParams>(kv).channel_vector();
     return k.dir == Direction::BwdData ? to_params<BwdDataGpuParams>(kv).channel_vector()
                                        : to_params<BwdWeightGpuParams>(kv).channel_vector();
 }
@@ -238,6 +239,8 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q) {
     const ConvProblem &p = q.problem;
     if (k.device == Device::Host) return 0;
     const int64_t N = p.N, H = p.H, pads = (int64_t)p.pad_top + p.pad_bottom;
+    if (k.dir == Direction::BwdData && s.knobs.family->knobs == &BwdDataMmaGpuParams::knobs)  // no staged copy
+        return flattens_pointwise_plane(s, p) && q.planes_dense ? N : H * N;
     if (k.dir == Direction::BwdData) {
         const BwdDataGpuParams g = params_of<BwdDataGpuParams>(s);
         // The output (and a stride phase array) fuses rows and images; a plane read as one row
@@ -259,7 +262,9 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q) {
 
 int column_vector(const KernelInfo &k) {
     if (k.dir != Direction::BwdData || k.device == Device::Host) return 1;
-    return to_params<BwdDataGpuParams>(kernel_knobs(k)).column_vector();
+    const KnobValues &kv = kernel_knobs(k);
+    if (kv.family->knobs == &BwdDataMmaGpuParams::knobs) return to_params<BwdDataMmaGpuParams>(kv).column_vector();
+    return to_params<BwdDataGpuParams>(kv).column_vector();
 }
 
 int64_t weight_splits(const Selection &s, const ConvProblem &p) {

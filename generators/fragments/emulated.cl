@@ -1,0 +1,37 @@
+// Matrix fragments emulated on any OpenCL device (generators/fragments.h): the 32x32x8 lane
+// layout of a 64-lane wave computed through work-group local memory and barriers, so the AMD
+// mapping and the kernels around it run and are verified on PoCL (CI) and NVIDIA's OpenCL.
+// Prepended at load time by runtime/src/opencl_fragments.cpp, which also declares the local
+// scratch `convbwd_frag_lds` (512 floats) at the top of every kernel of the source. Needs a
+// work-group of exactly the 64 lanes along dim 0, every lane making every call.
+
+inline float convbwd_frag_bf16(ushort v) { return as_float(((uint)v) << 16); }
+
+float convbwd_frag_emulated(__local float *lds, float a0, float a1, float a2, float a3, float b0, float b1, float b2,
+                            float b3, int i) {
+    const int l = get_local_id(0), h = l / 32, m = l % 32;
+    barrier(CLK_LOCAL_MEM_FENCE);  // every lane is done reading the previous call's operands
+    lds[m * 8 + 4 * h + 0] = a0;    // A[m][4h + j], row-major 32 x 8
+    lds[m * 8 + 4 * h + 1] = a1;
+    lds[m * 8 + 4 * h + 2] = a2;
+    lds[m * 8 + 4 * h + 3] = a3;
+    lds[256 + (4 * h + 0) * 32 + m] = b0;  // B[4h + j][m], row-major 8 x 32
+    lds[256 + (4 * h + 1) * 32 + m] = b1;
+    lds[256 + (4 * h + 2) * 32 + m] = b2;
+    lds[256 + (4 * h + 3) * 32 + m] = b3;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int row = 8 * (i / 4) + 4 * h + i % 4;
+    float d = 0.0f;
+    for (int k = 0; k < 8; k++) d = fma(lds[row * 8 + k], lds[256 + k * 32 + m], d);
+    return d;
+}
+
+#define convbwd_mfma32x32x8_bf16(a0, a1, a2, a3, b0, b1, b2, b3, i)                                          \
+    convbwd_frag_emulated(convbwd_frag_lds, convbwd_frag_bf16(a0), convbwd_frag_bf16(a1), convbwd_frag_bf16(a2), \
+                          convbwd_frag_bf16(a3), convbwd_frag_bf16(b0), convbwd_frag_bf16(b1),                 \
+                          convbwd_frag_bf16(b2), convbwd_frag_bf16(b3), (i))
+#ifdef cl_khr_fp16
+#define convbwd_mfma32x32x8_f16(a0, a1, a2, a3, b0, b1, b2, b3, i)                                          \
+    convbwd_frag_emulated(convbwd_frag_lds, (float)(a0), (float)(a1), (float)(a2), (float)(a3), (float)(b0),   \
+                          (float)(b1), (float)(b2), (float)(b3), (i))
+#endif
