@@ -205,34 +205,31 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     return g;
 }
 
-BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t) {
+BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t, int frag_kind) {
     BwdDataMmaGraph g;
     g.beta = a.beta;
+    const frag::Shape fs = frag::shape(frag_kind);
     Var &i = g.i, &l = g.l, &mt = g.mt, &ct = g.ct, &y = g.y, &n = g.n;
     const Type st = storage_type(t);
-    g.kb = RDom(0, (a.K + frag::kK - 1) / frag::kK, "kb");
+    g.kb = RDom(0, (a.K + fs.K - 1) / fs.K, "kb");
     // The lane's operand elements j of k-block kb: zero past the tensors (clamped reads).
-    auto a_elem = [&](int j) {
-        Expr q = frag::kM * mt + frag::a_row(l), k = frag::kK * g.kb + frag::k_of(l, j);
-        return select(q < a.Q && k < a.K, dy(min(q, a.Q - 1), y, min(k, a.K - 1), n), cast(st, 0));
-    };
-    auto b_elem = [&](int j) {
-        Expr cc = frag::kN * ct + frag::b_col(l), k = frag::kK * g.kb + frag::k_of(l, j);
-        return select(cc < a.C && k < a.K, w(0, 0, min(cc, a.C - 1), min(k, a.K - 1)), cast(st, 0));
-    };
     std::vector<Expr> av, bv;
-    for (int j = 0; j < frag::kPerLane; j++) {
-        av.push_back(a_elem(j));
-        bv.push_back(b_elem(j));
+    for (int j = 0; j < fs.a_per_lane; j++) {
+        Expr q = fs.M * mt + frag::a_row(fs, l, j), k = fs.K * g.kb + frag::a_k(fs, l, j);
+        av.push_back(select(q < a.Q && k < a.K, dy(min(q, a.Q - 1), y, min(k, a.K - 1), n), cast(st, 0)));
+    }
+    for (int j = 0; j < fs.b_per_lane; j++) {
+        Expr cc = fs.N * ct + frag::b_col(fs, l, j), k = fs.K * g.kb + frag::b_k(fs, l, j);
+        bv.push_back(select(cc < a.C && k < a.K, w(0, 0, min(cc, a.C - 1), min(k, a.K - 1)), cast(st, 0)));
     }
     g.acc = Func("acc");
     g.acc(i, l, mt, ct, y, n) = 0.0f;
-    g.acc(i, l, mt, ct, y, n) += frag::op(t, av, bv, i);
+    g.acc(i, l, mt, ct, y, n) += frag::op(fs, t, av, bv, i);
     g.res = Func("res");
     g.res(i, l, mt, ct, y, n) = g.acc(i, l, mt, ct, y, n);
 
-    Expr row = g.x % frag::kM, col = g.c % frag::kN;
-    Expr v = a.alpha * g.res(frag::elem_of(row), frag::lane_of(row, col), g.x / frag::kM, g.c / frag::kN, y, n);
+    Expr row = g.x % fs.M, col = g.c % fs.N;
+    Expr v = a.alpha * g.res(frag::elem_of(fs, row, col), frag::lane_of(fs, row, col), g.x / fs.M, g.c / fs.N, y, n);
     g.out = out;
     g.out(g.x, y, g.c, n) =
         encode(select(a.beta == 0.0f, v, v + a.beta * decode(prev(g.x, y, g.c, n), t)), t);

@@ -63,14 +63,14 @@ BwdDataGraph define_bwd_data(Halide::Func dy, Halide::Func w, Halide::Func prev,
                              int w_tile = 0);
 
 // Backward-data of the pointwise stride-1 class (1x1 filter, no padding) as the GEMM
-// dx[pixel, c] = sum_k dy[pixel, k] w[k, c] on matrix fragments (generators/fragments.h): the same
-// arithmetic as define_bwd_data's acc for R = S = 1, with the k reduction in blocks of 8 that a
-// fragment operation takes at once. Pixels are a row's columns (x), tiled by 32; rows and images
-// stay separate dims. Operands past P x Q, K or C read as zero (no guard around a fragment call).
+// dx[pixel, c] = sum_k dy[pixel, k] w[k, c] on matrix fragments of kind frag_kind
+// (generators/fragments.h): the same arithmetic as define_bwd_data's acc for R = S = 1, with the
+// k reduction in the blocks a fragment operation takes at once. Pixels are a row's columns (x);
+// rows and images stay separate dims. Operands past P x Q, K or C read as zero (no guard around a fragment call).
 struct BwdDataMmaGraph {
     // acc(i, l, mt, ct, y, n): element i of lane l's part of the fragment (mt, ct) of row y of
-    // image n: dx at column 32 mt + frag::d_row(l, i), channel 32 ct + frag::d_col(l). Update
-    // loop: kb = the k-block.
+    // image n (fragments of M pixels x N channels, generators/fragments.h). Update loop: kb = the
+    // k-block.
     Halide::Func acc;
     Halide::Func res;  // res = acc: the stage a schedule stores per block (acc lives per lane)
     Halide::Func out;  // alpha * dx + beta * prev, encoded, read from res
@@ -79,7 +79,7 @@ struct BwdDataMmaGraph {
     Halide::Expr beta;
 };
 BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
-                                    const ConvArgs &a, DType t);
+                                    const ConvArgs &a, DType t, int frag_kind);
 
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W

@@ -1,50 +1,67 @@
 // Matrix fragments: the per-target matrix primitive the GEMM-shaped schedules call for their inner
 // k-block. A fragment operation is a pure extern call Halide emits once per accumulator element
-//   <name>(a0, a1, a2, a3, b0, b1, b2, b3, i)  ->  element i of this lane's part of A x B
+//   <name>(a_0, ..., a_{A-1}, b_0, ..., b_{B-1}, i)  ->  element i of this lane's part of A x B
 // (the storage bits of the f16/bf16 operands; f32 result). Every lane of the wave makes the same
 // calls with the same i in the same order (no bound guard around them: the schedule pads), and a
 // per-target prelude defines the name before the kernel's source is compiled:
-//   generators/fragments/amdgpu.cl    MFMA builtins: the 16 calls of one k-block merge into one
-//                                     v_mfma_f32_32x32x8{f16,bf16_1k} (gfx908: two 32x32x4bf16);
-//   generators/fragments/emulated.cl  the same lane layout computed through work-group local
-//                                     memory and barriers (PoCL in CI, NVIDIA's OpenCL): it runs
-//                                     and verifies the AMD mapping and the kernels around it.
-// The lane layout (one source: these functions, used by the algorithm and by the test of the
-// preludes), for the 32x32x8 fragment of a 64-lane wave, h = lane / 32:
-//   A (32 x 8):  lane l holds A[l % 32][4h + j],     j = 0..3  (a_j)
-//   B (8 x 32):  lane l holds B[4h + j][l % 32],     j = 0..3  (b_j)
-//   D (32 x 32): lane l, element i holds D[8 (i / 4) + 4h + i % 4][l % 32],  i = 0..15
+//   generators/fragments/amdgpu.cl    MFMA builtins: the 16 calls of one 32x32x8 k-block merge into
+//                                     one v_mfma_f32_32x32x8{f16,bf16_1k} (gfx908: two 32x32x4bf16);
+//   generators/fragments/nvidia.cl    inline PTX for NVIDIA's OpenCL: the 4 calls of one 16x8x16
+//                                     k-block merge into one mma.sync.m16n8k16 (tensor cores);
+//   generators/fragments/emulated.cl  both lane layouts computed through work-group local memory
+//                                     and barriers (PoCL in CI, any OpenCL): they run and verify
+//                                     the AMD and NVIDIA mappings and the kernels around them.
+// The lane layouts (one source: the functions below, used by the algorithm; the preludes follow
+// them), with l the lane, j an operand element, i a result element:
+//   kind 0, 32x32x8 over a 64-lane wave (AMD MFMA), h = l / 32:
+//     A (32 x 8):  lane l holds A[l % 32][4h + j], j < 4;   B (8 x 32): B[4h + j][l % 32]
+//     D (32 x 32): element i of lane l is D[8 (i / 4) + 4h + i % 4][l % 32], i < 16
+//   kind 1, 16x8x16 over a 32-lane warp (NVIDIA mma.sync m16n8k16), g = l / 4, t = l % 4:
+//     A (16 x 16): a_j = A[g + 8 ((j / 2) % 2)][2t + j % 2 + 8 (j / 4)], j < 8
+//     B (16 x 8):  b_j = B[2t + j % 2 + 8 (j / 2)][g], j < 4
+//     D (16 x 8):  element i = D[g + 8 (i / 2)][2t + i % 2], i < 4
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "Halide.h"
 #include "conv_problem.h"
 
 namespace convbwd::frag {
 
-constexpr int kLanes = 64, kM = 32, kN = 32, kK = 8, kElems = 16, kPerLane = 4;
-
-// Operand element j of lane l: its row (A) or column (B) within the fragment, and its k.
-inline Halide::Expr a_row(Halide::Expr l) { return l % kM; }
-inline Halide::Expr b_col(Halide::Expr l) { return l % kN; }
-inline Halide::Expr k_of(Halide::Expr l, Halide::Expr j) { return 4 * (l / 32) + j; }
-// Result element i of lane l: its row and column of D; and the inverse (lane, element of (row, col)).
-inline Halide::Expr d_row(Halide::Expr l, Halide::Expr i) { return 8 * (i / 4) + 4 * (l / 32) + i % 4; }
-inline Halide::Expr d_col(Halide::Expr l) { return l % kN; }
-inline Halide::Expr lane_of(Halide::Expr row, Halide::Expr col) { return col + 32 * ((row / 4) % 2); }
-inline Halide::Expr elem_of(Halide::Expr row) { return row % 4 + 4 * (row / 8); }
-
-inline const char *op_name(DType t) {
-    return t == DType::BF16 ? "convbwd_mfma32x32x8_bf16" : "convbwd_mfma32x32x8_f16";
+struct Shape {
+    int kind, lanes, M, N, K, elems, a_per_lane, b_per_lane;
+};
+inline Shape shape(int kind) {
+    return kind == 0 ? Shape{0, 64, 32, 32, 8, 16, 4, 4} : Shape{1, 32, 16, 8, 16, 4, 8, 4};
 }
 
-// Element i of the lane's result of A x B for one k-block: a and b are the lane's kPerLane
-// operand elements (storage type).
-inline Halide::Expr op(DType t, const std::vector<Halide::Expr> &a, const std::vector<Halide::Expr> &b,
-                       Halide::Expr i) {
-    std::vector<Halide::Expr> args(a);
+using Halide::Expr;
+// Operand element j of lane l: its row (A) / column (B) within the fragment, and its k.
+inline Expr a_row(const Shape &s, Expr l, int j) { return s.kind == 0 ? l % 32 : l / 4 + 8 * ((j / 2) % 2); }
+inline Expr a_k(const Shape &s, Expr l, int j) { return s.kind == 0 ? 4 * (l / 32) + j : 2 * (l % 4) + j % 2 + 8 * (j / 4); }
+inline Expr b_col(const Shape &s, Expr l, int) { return s.kind == 0 ? l % 32 : l / 4; }
+inline Expr b_k(const Shape &s, Expr l, int j) { return s.kind == 0 ? 4 * (l / 32) + j : 2 * (l % 4) + j % 2 + 8 * (j / 2); }
+// The lane and element that hold D[row][col].
+inline Expr lane_of(const Shape &s, Expr row, Expr col) {
+    return s.kind == 0 ? col + 32 * ((row / 4) % 2) : 4 * (row % 8) + col / 2;
+}
+inline Expr elem_of(const Shape &s, Expr row, Expr col) {
+    return s.kind == 0 ? row % 4 + 4 * (row / 8) : col % 2 + 2 * (row / 8);
+}
+
+inline std::string op_name(const Shape &s, DType t) {
+    return std::string(s.kind == 0 ? "convbwd_mfma32x32x8_" : "convbwd_mma16x8x16_") + (t == DType::BF16 ? "bf16" : "f16");
+}
+
+// Element i of the lane's result of A x B for one k-block: a and b are the lane's operand
+// elements (storage type).
+inline Expr op(const Shape &s, DType t, const std::vector<Expr> &a, const std::vector<Expr> &b, Expr i) {
+    std::vector<Expr> args(a);
     args.insert(args.end(), b.begin(), b.end());
     args.push_back(i);
-    return Halide::Internal::Call::make(Halide::Float(32), op_name(t), args, Halide::Internal::Call::PureExtern);
+    return Halide::Internal::Call::make(Halide::Float(32), op_name(s, t), args, Halide::Internal::Call::PureExtern);
 }
 
 }  // namespace convbwd::frag

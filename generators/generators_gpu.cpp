@@ -63,11 +63,11 @@ public:
     void generate() {
         ConvArgs args = bwd_data_args();
         add_requirement(args.groups == 1, "matrix-fragment kernels take groups == 1");
-        BwdDataMmaGraph g = define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype);
+        const BwdDataMmaGpuParams p = knobs.params();
+        BwdDataMmaGraph g = define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype, p.frag);
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);
         constrain_filter(*b);
-        const BwdDataMmaGpuParams p = knobs.params();
         require_valid(p, "conv_bwd_data_mma_gpu");
         schedule_bwd_data_mma_gpu(g, p);
     }

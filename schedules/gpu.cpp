@@ -408,16 +408,18 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
 
 namespace convbwd {
 
-// Matrix fragments (conv_bwd_data_mma_gpu): one block = one 64-lane wave computing tile_m x
-// tile_n fragments of 32 x 32. acc lives per lane in registers (16 f32 per fragment); each
-// k-block loads the lane's operand elements and makes the 16 calls of each fragment, which the
-// target's prelude merges into one matrix instruction. Every lane runs every call: res (the
-// block's fragments, in shared memory) has a fixed extent (bound), so no guard reaches acc; out
-// reads res with the 64 lanes along the channels (coalesced stores), guarded at the tails.
+// Matrix fragments (conv_bwd_data_mma_gpu): one block = one wave (64 lanes, AMD) or warp (32,
+// NVIDIA) computing tile_m x tile_n fragments. acc lives per lane in registers (the fragment's
+// elements per lane each); each k-block loads the lane's operand elements and makes the calls of
+// each fragment, which the target's prelude merges into one matrix instruction. Every lane runs
+// every call: res (the block's fragments, in shared memory) has a fixed extent (bound), so no
+// guard reaches acc; out reads res with the lanes along the channels (coalesced stores),
+// guarded at the tails.
 void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p) {
+    const frag::Shape fs = frag::shape(p.frag);
     const int tm = p.tile_m, tn = p.tile_n;
     Var xo("xo"), xi("xi"), co("co"), ci("ci"), yn("yn"), t("t"), to("to"), ti("ti");
-    g.res.bound(g.i, 0, frag::kElems).bound(g.l, 0, frag::kLanes);
+    g.res.bound(g.i, 0, fs.elems).bound(g.l, 0, fs.lanes);
     g.res.compute_at(g.out, co)
         .store_in(MemoryType::GPUShared)
         .bound_extent(g.mt, tm)
@@ -430,12 +432,12 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p)
     g.acc.compute_at(g.res, g.l).unroll(g.i).unroll(g.mt).unroll(g.ct);
     g.acc.update().reorder(g.i, g.mt, g.ct, g.kb, g.l, g.y, g.n).unroll(g.i).unroll(g.mt).unroll(g.ct);
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
-        s.split(g.x, xo, xi, frag::kM * tm, TailStrategy::GuardWithIf)
-            .split(g.c, co, ci, frag::kN * tn, TailStrategy::GuardWithIf)
+        s.split(g.x, xo, xi, fs.M * tm, TailStrategy::GuardWithIf)
+            .split(g.c, co, ci, fs.N * tn, TailStrategy::GuardWithIf)
             .reorder(ci, xi, co, xo, g.y, g.n)
             .fuse(g.y, g.n, yn)
             .fuse(ci, xi, t)
-            .split(t, to, ti, frag::kLanes)
+            .split(t, to, ti, fs.lanes)
             .gpu_blocks(co, xo, yn)
             .gpu_threads(ti);
     });

@@ -141,15 +141,17 @@ CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
 
 // ---- Backward-data, GPU, matrix instructions (conv_bwd_data_mma_gpu): a pointwise stride-1
 // NHWC f16/bf16 problem as the GEMM dx[pixel, c] = sum_k dy[pixel, k] w[k, c] on matrix fragments
-// (generators/fragments.h): one wave of 64 lanes per block, tile_m x tile_n fragments of 32 x 32
-// per wave, f32 accumulation in registers, the result written through shared memory.
+// (generators/fragments.h): one wave (AMD, 64 lanes) or warp (NVIDIA, 32) per block, tile_m x
+// tile_n fragments per wave, f32 accumulation in registers, the result written through shared
+// memory.
 #define CONVBWD_BWD_DATA_MMA_GPU_KNOBS(X)                                                                   \
     X(frag, 0, Compile, "f!",                                                                                \
-      "fragment: 0 = 32x32x8 over a 64-lane wave (AMD v_mfma_f32_32x32x8*; OpenCL elsewhere: the same "     \
-      "lane layout emulated in local memory)",                                                               \
-      0)                                                                                                     \
-    X(tile_m, 1, Compile, "m!", "fragments per wave along the pixels (32 pixels each)", 1, 2, 4)            \
-    X(tile_n, 1, Compile, "n!", "fragments per wave along the channels (32 channels each)", 1, 2, 4)        \
+      "fragment: 0 = 32x32x8 over a 64-lane wave (AMD v_mfma_f32_32x32x8*); 1 = 16x8x16 over a 32-lane "   \
+      "warp (NVIDIA mma.sync.m16n8k16, inline PTX on NVIDIA's OpenCL); other OpenCL devices run either "   \
+      "layout emulated in local memory",                                                                     \
+      0, 1)                                                                                                  \
+    X(tile_m, 1, Compile, "m!", "fragments per wave along the pixels (32 or 16 pixels each)", 1, 2, 4, 8)   \
+    X(tile_n, 1, Compile, "n!", "fragments per wave along the channels (32 or 8 channels each)", 1, 2, 4, 8) \
     X(flat, 1, Launch, "", "1 = dense planes presented as one row of H*W pixels (else a row is W pixels)", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
 
@@ -456,7 +458,12 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(c.device == Device::OpenCL || c.device == Device::AmdGpu,
                        "matrix fragments are built for amdgpu (MFMA) and opencl (emulated); cuda needs the PTX route")).empty())
             return e;
-        if (!(e = need(p.tile_m * p.tile_n <= 4, "tile_m * tile_n <= 4 fragments (16 f32 accumulators each: 64 VGPRs)")).empty()) return e;
+        if (!(e = need(p.frag == 0 || c.device == Device::OpenCL,
+                       "frag=1 (NVIDIA's m16n8k16) is for opencl (amdgpu: frag=0, MFMA)")).empty()) return e;
+        if (!(e = need(p.frag == 1 || p.tile_m * p.tile_n <= 4,
+                       "frag=0: tile_m * tile_n <= 4 fragments (16 f32 accumulators each: 64 VGPRs)")).empty()) return e;
+        if (!(e = need(p.frag == 0 || p.tile_m * p.tile_n <= 32,
+                       "frag=1: tile_m * tile_n <= 32 fragments (4 f32 accumulators each: 128 registers)")).empty()) return e;
     } else if (f.dir == Direction::BwdData) {
         const auto p = to_params<BwdDataGpuParams>(vals);
         if (!(e = need(p.tile_c * p.tile_x <= 64, "tile_c * tile_x <= 64 accumulators")).empty()) return e;

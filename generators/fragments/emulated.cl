@@ -1,14 +1,16 @@
-// Matrix fragments emulated on any OpenCL device (generators/fragments.h): the 32x32x8 lane
-// layout of a 64-lane wave computed through work-group local memory and barriers, so the AMD
-// mapping and the kernels around it run and are verified on PoCL (CI) and NVIDIA's OpenCL.
-// Prepended at load time by runtime/src/opencl_fragments.cpp, which also declares the local
-// scratch `convbwd_frag_lds` (512 floats) at the top of every kernel of the source. Needs a
-// work-group of exactly the 64 lanes along dim 0, every lane making every call.
+// Matrix fragments emulated on any OpenCL device (generators/fragments.h): both lane layouts
+// computed through work-group local memory and barriers, so the AMD and NVIDIA mappings and the
+// kernels around them run and are verified on PoCL (CI) and any other OpenCL. Prepended at load
+// time by runtime/src/opencl_fragments.cpp, which also declares the local scratch
+// `convbwd_frag_lds` (512 floats) at the top of every kernel of the source. Needs a work-group of
+// exactly the wave's lanes along dim 0, every lane making every call. A native prelude in front
+// (nvidia.cl) defines CONVBWD_NATIVE_MMA16X8X16 and takes that layout.
 
 inline float convbwd_frag_bf16(ushort v) { return as_float(((uint)v) << 16); }
 
-float convbwd_frag_emulated(__local float *lds, float a0, float a1, float a2, float a3, float b0, float b1, float b2,
-                            float b3, int i) {
+// Kind 0, 32x32x8 over 64 lanes: element i of lane l's D = A B, h = l / 32.
+float convbwd_frag_emulated_32x32x8(__local float *lds, float a0, float a1, float a2, float a3, float b0, float b1,
+                                    float b2, float b3, int i) {
     const int l = get_local_id(0), h = l / 32, m = l % 32;
     barrier(CLK_LOCAL_MEM_FENCE);  // every lane is done reading the previous call's operands
     lds[m * 8 + 4 * h + 0] = a0;    // A[m][4h + j], row-major 32 x 8
@@ -26,12 +28,41 @@ float convbwd_frag_emulated(__local float *lds, float a0, float a1, float a2, fl
     return d;
 }
 
+// Kind 1, 16x8x16 over 32 lanes: element i of lane l's D = A B, g = l / 4, t = l % 4.
+float convbwd_frag_emulated_16x8x16(__local float *lds, float a0, float a1, float a2, float a3, float a4, float a5,
+                                    float a6, float a7, float b0, float b1, float b2, float b3, int i) {
+    const int l = get_local_id(0), g = l / 4, t = l % 4;
+    const float a[8] = {a0, a1, a2, a3, a4, a5, a6, a7}, b[4] = {b0, b1, b2, b3};
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int j = 0; j < 8; j++) lds[(g + 8 * ((j / 2) % 2)) * 16 + 2 * t + j % 2 + 8 * (j / 4)] = a[j];  // A 16 x 16
+    for (int j = 0; j < 4; j++) lds[256 + (2 * t + j % 2 + 8 * (j / 2)) * 8 + g] = b[j];                 // B 16 x 8
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
+    float d = 0.0f;
+    for (int k = 0; k < 16; k++) d = fma(lds[row * 16 + k], lds[256 + k * 8 + col], d);
+    return d;
+}
+
 #define convbwd_mfma32x32x8_bf16(a0, a1, a2, a3, b0, b1, b2, b3, i)                                          \
-    convbwd_frag_emulated(convbwd_frag_lds, convbwd_frag_bf16(a0), convbwd_frag_bf16(a1), convbwd_frag_bf16(a2), \
-                          convbwd_frag_bf16(a3), convbwd_frag_bf16(b0), convbwd_frag_bf16(b1),                 \
-                          convbwd_frag_bf16(b2), convbwd_frag_bf16(b3), (i))
+    convbwd_frag_emulated_32x32x8(convbwd_frag_lds, convbwd_frag_bf16(a0), convbwd_frag_bf16(a1),            \
+                                  convbwd_frag_bf16(a2), convbwd_frag_bf16(a3), convbwd_frag_bf16(b0),       \
+                                  convbwd_frag_bf16(b1), convbwd_frag_bf16(b2), convbwd_frag_bf16(b3), (i))
+#ifndef CONVBWD_NATIVE_MMA16X8X16
+#define convbwd_mma16x8x16_bf16(a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, i)                          \
+    convbwd_frag_emulated_16x8x16(convbwd_frag_lds, convbwd_frag_bf16(a0), convbwd_frag_bf16(a1),            \
+                                  convbwd_frag_bf16(a2), convbwd_frag_bf16(a3), convbwd_frag_bf16(a4),       \
+                                  convbwd_frag_bf16(a5), convbwd_frag_bf16(a6), convbwd_frag_bf16(a7),       \
+                                  convbwd_frag_bf16(b0), convbwd_frag_bf16(b1), convbwd_frag_bf16(b2),       \
+                                  convbwd_frag_bf16(b3), (i))
+#endif
 #ifdef cl_khr_fp16
 #define convbwd_mfma32x32x8_f16(a0, a1, a2, a3, b0, b1, b2, b3, i)                                          \
-    convbwd_frag_emulated(convbwd_frag_lds, (float)(a0), (float)(a1), (float)(a2), (float)(a3), (float)(b0),   \
-                          (float)(b1), (float)(b2), (float)(b3), (i))
+    convbwd_frag_emulated_32x32x8(convbwd_frag_lds, (float)(a0), (float)(a1), (float)(a2), (float)(a3),      \
+                                  (float)(b0), (float)(b1), (float)(b2), (float)(b3), (i))
+#ifndef CONVBWD_NATIVE_MMA16X8X16
+#define convbwd_mma16x8x16_f16(a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, i)                           \
+    convbwd_frag_emulated_16x8x16(convbwd_frag_lds, (float)(a0), (float)(a1), (float)(a2), (float)(a3),      \
+                                  (float)(a4), (float)(a5), (float)(a6), (float)(a7), (float)(b0),           \
+                                  (float)(b1), (float)(b2), (float)(b3), (i))
+#endif
 #endif
