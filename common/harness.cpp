@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <functional>
 
 #include "common/reference.h"
@@ -183,6 +184,64 @@ private:
     HostTensor out_;
     std::unique_ptr<DeviceBuffer> dout_;
 };
+
+// cuDNN beside a kernel on another device of the same GPU (NVIDIA's OpenCL): its own CUDA copies
+// of each operand set (read back from the other device and uploaded once each), its own output,
+// and its own timing (CUDA events on its stream; the harness's clock is the other device's).
+class CudnnCrossDevicePeer final : public Peer {
+public:
+    CudnnCrossDevicePeer(const RunSpec &s, GpuDevice *cuda) : peer_(s.p, s.dir), cuda_(cuda) {
+        peer_.set_stream(cuda->stream());
+    }
+    bool init(const HostTensor &out_like, std::string *why) {
+        if (!peer_.ok()) return *why = "cudnn refused: " + peer_.why(), false;
+        out_ = out_like;
+        out_.fill_nan();
+        std::string err;
+        if (!(dout_ = cuda_->alloc(out_.storage.size(), &err)) || !dout_->upload(out_.storage.data(), out_.storage.size(), &err))
+            return *why = "cudnn: device memory: " + err, false;
+        return true;
+    }
+    bool run(Operands &o, std::string *error) override {
+        Copies &c = copies_[&o];
+        if (!c.a) {  // the set's operands live on the other device only: through the host, once
+            auto copy = [&](const DeviceBuffer &from, std::unique_ptr<DeviceBuffer> *to) {
+                std::vector<uint8_t> host(from.size());
+                return from.download(host.data(), host.size(), error) && (*to = cuda_->alloc(host.size(), error)) &&
+                       (*to)->upload(host.data(), host.size(), error);
+            };
+            if (!o.da || !o.db || !copy(*o.da, &c.a) || !copy(*o.db, &c.b)) return c.a.reset(), false;
+        }
+        bool ran = false;
+        if (!cuda_->time([&] { return ran = peer_.run(c.a->handle(), c.b->handle(), dout_->handle()); }, &ms_, error,
+                         cuda_->stream()))
+            return ran ? false : (*error = peer_.why(), false);
+        return true;
+    }
+    bool output(HostTensor *out, std::string *error) override {
+        if (!dout_->download(out_.storage.data(), out_.storage.size(), error)) return false;
+        return *out = out_, true;
+    }
+    double own_ms() const override { return ms_; }
+    std::string detail() const override { return peer_.algo_name() + ", on CUDA beside the kernel's device"; }
+    double transform_scale(std::string *what) const override {
+        const std::string a = peer_.algo_name();
+        if (a.find("fft") == std::string::npos && a.find("winograd") == std::string::npos) return 1;
+        *what = a.substr(0, a.find(' '));
+        return 16;
+    }
+
+private:
+    struct Copies {
+        std::unique_ptr<DeviceBuffer> a, b;
+    };
+    CudnnPeer peer_;
+    GpuDevice *cuda_;
+    HostTensor out_;
+    std::unique_ptr<DeviceBuffer> dout_;
+    std::map<const Operands *, Copies> copies_;
+    double ms_ = NAN;
+};
 #endif
 
 }  // namespace
@@ -202,7 +261,15 @@ std::unique_ptr<Peer> make_peer(const std::string &name, const RunSpec &s, GpuDe
     }
     if (name == "cudnn") {
 #ifdef CONVBWD_WITH_CUDA
-        if (s.device != Device::Cuda || !dev) return *why = "cudnn compares with the cuda target only", nullptr;
+        if (s.device == Device::OpenCL) {
+            // The same GPU through NVIDIA's OpenCL (matrix-fragment kernels): cuDNN on CUDA beside it.
+            GpuDevice *cuda = gpu_device(Device::Cuda, why);
+            if (!cuda) return *why = "cudnn beside opencl needs a CUDA device: " + *why, nullptr;
+            auto peer = std::make_unique<CudnnCrossDevicePeer>(s, cuda);
+            if (!peer->init(out_like, why)) return nullptr;
+            return peer;
+        }
+        if (s.device != Device::Cuda || !dev) return *why = "cudnn compares with the cuda and opencl targets only", nullptr;
         auto peer = std::make_unique<CudnnHarnessPeer>(s, dev);
         if (!peer->init(out_like, why)) return nullptr;
         return peer;

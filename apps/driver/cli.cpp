@@ -222,13 +222,14 @@ bool parse_command_line(const std::vector<std::string> &args, Options *o, std::s
             break;
         }
     }
-    // Each peer runs where it can: oneDNN beside host kernels, cuDNN beside cuda kernels.
+    // Each peer runs where it can: oneDNN beside host kernels, cuDNN beside cuda kernels and
+    // beside opencl ones on the same NVIDIA GPU (its own CUDA copies of the inputs).
     if (o->compare == "onednn" && o->target_enum != CONVBWD_TARGET_HOST) {
         *error = "--compare onednn runs beside --target host only";
         return false;
     }
-    if (o->compare == "cudnn" && o->target_enum != CONVBWD_TARGET_CUDA) {
-        *error = "--compare cudnn runs beside --target cuda only (with --target host, use --compare onednn)";
+    if (o->compare == "cudnn" && o->target_enum != CONVBWD_TARGET_CUDA && o->target_enum != CONVBWD_TARGET_OPENCL) {
+        *error = "--compare cudnn runs beside --target cuda or opencl only (with --target host, use --compare onednn)";
         return false;
     }
     return true;

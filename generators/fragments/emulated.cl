@@ -6,7 +6,7 @@
 // exactly the wave's lanes along dim 0, every lane making every call. A native prelude in front
 // (nvidia.cl) defines CONVBWD_NATIVE_MMA16X8X16 and takes that layout.
 
-inline float convbwd_frag_bf16(ushort v) { return as_float(((uint)v) << 16); }
+static inline float convbwd_frag_bf16(ushort v) { return as_float(((uint)v) << 16); }
 
 // Kind 0, 32x32x8 over 64 lanes: element i of lane l's D = A B, h = l / 32.
 float convbwd_frag_emulated_32x32x8(__local float *lds, float a0, float a1, float a2, float a3, float b0, float b1,

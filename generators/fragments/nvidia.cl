@@ -6,12 +6,12 @@
 // register, the lower index in the lower half (PTX ISA, "Matrix fragments for mma.m16n8k16").
 #define CONVBWD_NATIVE_MMA16X8X16 1
 
-inline uint convbwd_frag_pair(ushort lo, ushort hi) { return (uint)lo | ((uint)hi << 16); }
+static inline uint convbwd_frag_pair(ushort lo, ushort hi) { return (uint)lo | ((uint)hi << 16); }
 
-inline float convbwd_mma16x8x16_bf16(ushort a0, ushort a1, ushort a2, ushort a3, ushort a4, ushort a5, ushort a6,
+static inline float convbwd_mma16x8x16_bf16(ushort a0, ushort a1, ushort a2, ushort a3, ushort a4, ushort a5, ushort a6,
                                      ushort a7, ushort b0, ushort b1, ushort b2, ushort b3, int i) {
     float d0, d1, d2, d3;
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+    __asm__("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
         "{%10, %10, %10, %10};"
         : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
         : "r"(convbwd_frag_pair(a0, a1)), "r"(convbwd_frag_pair(a2, a3)), "r"(convbwd_frag_pair(a4, a5)),

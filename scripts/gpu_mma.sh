@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One device-tool call (NVIDIA H100 machine): the matrix-fragment kernels (generators/fragments.h)
+# on NVIDIA's OpenCL.
+#   1. conformance against the double reference: native (frag=1: inline-PTX mma.sync; frag=0: the
+#      emulated 32x32x8 AMD layout) and with CONVBWD_FRAGMENTS=emulated (both layouts emulated);
+#      (SKIP_TESTS=1: not this time)
+#   2. (MMA_KERNELS: a regex over the frag=1 kernels to time; SUITES, ITERS, VERIFY) the pointwise stride-1 layers of the suites in shapes/ (bf16, NHWC, backward-data) against
+#      cuDNN in the same process (CUDA beside the OpenCL queue, TF32 off): the frag=1 kernels, the
+#      library's cuda default (SIMT), and cuDNN in NCHW for the peer's best layout.
+# Carry .device/bin (scripts/gpu_build.sh). Rows and logs in $OUT; a table is printed last.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/gpu_env.sh  # $bin, $out, cuDNN on LD_LIBRARY_PATH
+mkdir -p /etc/OpenCL/vendors
+[ -f /etc/OpenCL/vendors/nvidia.icd ] || echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
+date -u | tee -a "$out/device.txt"
+rows=()
+
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+echo "== conformance: matrix-fragment kernels on NVIDIA's OpenCL (native mma.sync for frag=1)"
+timeout ${TEST_TIMEOUT:-240} "$bin/convbwd_tests" --test-suite=kernels "--test-case=*_opencl_mma*,matrix*" \
+    > "$out/test_native.log" 2>&1
+rows+=("conformance native: rc=$? $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_native.log" | tr '\n' ' ')")
+echo "== conformance: the same, both layouts emulated (CONVBWD_FRAGMENTS=emulated)"
+CONVBWD_FRAGMENTS=emulated timeout ${TEST_TIMEOUT:-240} "$bin/convbwd_tests" --test-suite=kernels \
+    "--test-case=*_opencl_mma*,matrix*" > "$out/test_emulated.log" 2>&1
+rows+=("conformance emulated: rc=$? $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_emulated.log" | tr '\n' ' ')")
+fi
+
+# The suites' pointwise stride-1 ungrouped layers, as bf16 backward-data lines.
+suite_file() {
+  grep -E -- '^conv .*-y 1 -x 1 ' "shapes/$1.txt" | grep -vE -- '-[uv] [2-9]|-g ([2-9]|[1-9][0-9])' |
+      sed -e 's/^conv /convbfp16 /' -e 's/-F [0-9]/-F 2/'
+}
+kernels=$("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "bwdd_bf16_nhwc_s1_k1_opencl_mmaf1[a-z0-9]*" | sort -u |
+          grep -E "${MMA_KERNELS:-.}")
+for s in ${SUITES:-resnet50 mobilenet_v2 efficientnet_b0 inception_v3 deeplab_v3}; do
+  f=/tmp/mma_$s.txt
+  suite_file $s > $f
+  [ -s $f ] || continue
+  echo "== $s: $(wc -l < $f) pointwise layers"
+  for k in $kernels; do
+    timeout 120 "$bin/convbwd-driver" --shapes $f -I NHWC --target opencl --kernel $k --compare cudnn -t 1 \
+        -i ${ITERS:-10} -V ${VERIFY:-1} --json > "$out/${s}_$k.json" 2> "$out/${s}_$k.err"
+    rows+=("$s $k: rc=$?")
+  done
+  for lay in NHWC NCHW; do  # the library's cuda default, and cuDNN in each layout
+    timeout 120 "$bin/convbwd-driver" --shapes $f -I $lay --target cuda --compare cudnn -t 1 -i ${ITERS:-10} \
+        -V ${VERIFY:-1} --json > "$out/${s}_cuda_$lay.json" 2> "$out/${s}_cuda_$lay.err"
+    rows+=("$s cuda $lay: rc=$?")
+  done
+done
+printf '%s\n' "${rows[@]}" | tee "$out/rows.txt"
+echo
+python3 scripts/mma_summary.py "$out" | tee "$out/summary.md"
+# Everything in one file (the device tool brings back a limited number of files).
+tar czf "$out/mma.tgz" -C "$out" $(cd "$out" && ls | grep -v mma.tgz) && (cd "$out" && ls | grep -vE 'mma.tgz|summary.md' | xargs rm -f)

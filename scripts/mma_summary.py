@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Table of scripts/gpu_mma.sh's rows: per suite and kernel, the geomean of cuDNN time / convbwd time
+in the same layout (NHWC) and against cuDNN's faster layout per layer (NHWC or NCHW, from the
+cuda runs' peer times), with convbwd's median and best TFLOP/s and the geomean of its roofline
+floor / time (floor = max(FLOPs / 787 TFLOP/s bf16 tensor-core GEMM, bytes / 2971 GB/s), the H100
+ceilings measured on the device machine, shared/DESIGN.md). Usage: mma_summary.py DIR"""
+import glob
+import json
+import math
+import os
+import sys
+from collections import defaultdict
+
+
+def rows(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith("{"):
+                yield json.loads(line)
+
+
+def key(r):  # the problem without layout or target
+    return r["problem"].split(" -I ")[0]
+
+
+d = sys.argv[1]
+best_peer = defaultdict(lambda: math.inf)  # (suite, problem) -> cuDNN's best time over layouts
+for path in glob.glob(os.path.join(d, "*_cuda_N?HW.json")) + glob.glob(os.path.join(d, "*_cuda_NCHW.json")):
+    suite = os.path.basename(path).split("_cuda_")[0]
+    for r in rows(path):
+        if r.get("peer_time_ms"):
+            best_peer[(suite, key(r))] = min(best_peer[(suite, key(r))], r["peer_time_ms"])
+table = defaultdict(list)
+for path in sorted(glob.glob(os.path.join(d, "*.json"))):
+    base = os.path.basename(path)[: -len(".json")]
+    if base.endswith("_cuda_NCHW"):
+        continue
+    suite = base.split("_bwdd_")[0] if "_bwdd_" in base else base.split("_cuda_")[0]
+    for r in rows(path):
+        if r.get("error") or not r.get("time_ms") or not r.get("peer_time_ms"):
+            continue
+        floor_ms = max(r["flops"] / 787e12, r["bytes"] / 2971e9) * 1e3
+        table[(suite, r["kernel"])].append(
+            (r["peer_time_ms"] / r["time_ms"], best_peer[(suite, key(r))] / r["time_ms"], r.get("tflops", 0),
+             bool(r.get("verified")) or bool(r.get("peer_verified")), floor_ms / r["time_ms"]))
+# checked: verified against the double reference (-V 1), or (-V 0) cuDNN's output agrees with it.
+print("| suite | kernel | layers | vs cuDNN NHWC | vs cuDNN best layout | TFLOP/s median | TFLOP/s max | floor / time | checked |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+gm = lambda v: math.exp(sum(math.log(x) for x in v) / len(v))
+for (s, k), v in sorted(table.items()):
+    tf = sorted(x[2] for x in v)
+    print(f"| {s} | {k} | {len(v)} | {gm([x[0] for x in v]):.3f} | {gm([x[1] for x in v]):.3f} | "
+          f"{tf[len(tf) // 2]:.1f} | {tf[-1]:.1f} | {gm([x[4] for x in v]):.2f} | {sum(x[3] for x in v)}/{len(v)} |")
