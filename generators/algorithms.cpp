@@ -205,22 +205,33 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     return g;
 }
 
-BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t, int frag_kind) {
+BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t, FilterClass fc,
+                                    int frag_kind) {
     BwdDataMmaGraph g;
     g.beta = a.beta;
     const frag::Shape fs = frag::shape(frag_kind);
+    ClassConsts k1 = class_consts(StrideClass::S1, fc);
+    Expr R = or_const(k1.filter, a.R), S = or_const(k1.filter, a.S);
+    Expr dh = or_const(k1.dilation, a.dilation_h), dw = or_const(k1.dilation, a.dilation_w);
+    Expr pt = k1.pad >= 0 ? Expr(k1.pad) : a.pad_top, pl = k1.pad >= 0 ? Expr(k1.pad) : a.pad_left;
     Var &i = g.i, &l = g.l, &mt = g.mt, &ct = g.ct, &y = g.y, &n = g.n;
     const Type st = storage_type(t);
-    g.kb = RDom(0, (a.K + fs.K - 1) / fs.K, "kb");
-    // The lane's operand elements j of k-block kb: zero past the tensors (clamped reads).
+    // Reduction: k-blocks innermost, then the filter's taps (stride 1: tap (r, s) of output
+    // pixel x reads dy at x + pad - s * dilation; a pointwise filter has one tap).
+    g.kb = RDom(0, (a.K + fs.K - 1) / fs.K, 0, S, 0, R, "kb");
+    Expr tap_s = g.kb.y, tap_r = g.kb.z;
+    Expr p = y + pt - tap_r * dh;  // dy's row: the same for every lane
+    Expr row_in = k1.filter == 1 ? Expr(Halide::Internal::const_true()) : p >= 0 && p < a.P;
+    // The lane's operand elements j of one k-block and tap: zero past the tensors (clamped reads).
     std::vector<Expr> av, bv;
     for (int j = 0; j < fs.a_per_lane; j++) {
-        Expr q = fs.M * mt + frag::a_row(fs, l, j), k = fs.K * g.kb + frag::a_k(fs, l, j);
-        av.push_back(select(q < a.Q && k < a.K, dy(min(q, a.Q - 1), y, min(k, a.K - 1), n), cast(st, 0)));
+        Expr q = fs.M * mt + frag::a_row(fs, l, j) + pl - tap_s * dw, k = fs.K * g.kb.x + frag::a_k(fs, l, j);
+        Expr in = (k1.filter == 1 ? q < a.Q : q >= 0 && q < a.Q) && row_in && k < a.K;
+        av.push_back(select(in, dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), min(k, a.K - 1), n), cast(st, 0)));
     }
     for (int j = 0; j < fs.b_per_lane; j++) {
-        Expr cc = fs.N * ct + frag::b_col(fs, l, j), k = fs.K * g.kb + frag::b_k(fs, l, j);
-        bv.push_back(select(cc < a.C && k < a.K, w(0, 0, min(cc, a.C - 1), min(k, a.K - 1)), cast(st, 0)));
+        Expr cc = fs.N * ct + frag::b_col(fs, l, j), k = fs.K * g.kb.x + frag::b_k(fs, l, j);
+        bv.push_back(select(cc < a.C && k < a.K, w(tap_s, tap_r, min(cc, a.C - 1), min(k, a.K - 1)), cast(st, 0)));
     }
     g.acc = Func("acc");
     g.acc(i, l, mt, ct, y, n) = 0.0f;

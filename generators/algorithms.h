@@ -62,15 +62,16 @@ BwdDataGraph define_bwd_data(Halide::Func dy, Halide::Func w, Halide::Func prev,
                              DType t, StrideClass sc, FilterClass fc, GroupClass gc = GroupClass::Any,
                              int w_tile = 0);
 
-// Backward-data of the pointwise stride-1 class (1x1 filter, no padding) as the GEMM
-// dx[pixel, c] = sum_k dy[pixel, k] w[k, c] on matrix fragments of kind frag_kind
-// (generators/fragments.h): the same arithmetic as define_bwd_data's acc for R = S = 1, with the
-// k reduction in the blocks a fragment operation takes at once. Pixels are a row's columns (x);
-// rows and images stay separate dims. Operands past P x Q, K or C read as zero (no guard around a fragment call).
+// Backward-data at stride 1 as the implicit GEMM dx[pixel, c] = sum_{tap, k} dy[pixel + pad - tap, k]
+// w[tap, k, c] on matrix fragments of kind frag_kind (generators/fragments.h): the same arithmetic
+// as define_bwd_data's acc at stride 1, with the k reduction in the blocks a fragment operation
+// takes at once and the filter's taps around it (one tap for the pointwise class). Pixels are a
+// row's columns (x); rows and images stay separate dims. Operands past the tensors (padding, k
+// and channel tails) read as zero: no guard around a fragment call.
 struct BwdDataMmaGraph {
     // acc(i, l, mt, ct, y, n): element i of lane l's part of the fragment (mt, ct) of row y of
-    // image n (fragments of M pixels x N channels, generators/fragments.h). Update loop: kb = the
-    // k-block.
+    // image n (fragments of M pixels x N channels, generators/fragments.h). Update loops: kb.x =
+    // the k-block, kb.y / kb.z = the filter tap along x / y.
     Halide::Func acc;
     Halide::Func res;  // res = acc: the stage a schedule stores per block (acc lives per lane)
     Halide::Func out;  // alpha * dx + beta * prev, encoded, read from res
@@ -79,7 +80,7 @@ struct BwdDataMmaGraph {
     Halide::Expr beta;
 };
 BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
-                                    const ConvArgs &a, DType t, int frag_kind);
+                                    const ConvArgs &a, DType t, FilterClass fc, int frag_kind);
 
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W

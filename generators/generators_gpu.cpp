@@ -52,7 +52,7 @@ public:
     }
 };
 
-// Matrix fragments (conv_bwd_data_mma_gpu): the pointwise stride-1 class as a GEMM.
+// Matrix fragments (conv_bwd_data_mma_gpu): stride-1 classes as an implicit GEMM.
 class ConvBwdDataMmaGpu : public ConvGeneratorBase<ConvBwdDataMmaGpu> {
 public:
     static constexpr bool kHasWorkspace = false;
@@ -64,7 +64,7 @@ public:
         ConvArgs args = bwd_data_args();
         add_requirement(args.groups == 1, "matrix-fragment kernels take groups == 1");
         const BwdDataMmaGpuParams p = knobs.params();
-        BwdDataMmaGraph g = define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype, p.frag);
+        BwdDataMmaGraph g = define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype, filter_class, p.frag);
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);
         constrain_filter(*b);

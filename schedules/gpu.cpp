@@ -430,7 +430,11 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p)
         .unroll(g.mt)
         .unroll(g.ct);
     g.acc.compute_at(g.res, g.l).unroll(g.i).unroll(g.mt).unroll(g.ct);
-    g.acc.update().reorder(g.i, g.mt, g.ct, g.kb, g.l, g.y, g.n).unroll(g.i).unroll(g.mt).unroll(g.ct);
+    g.acc.update()
+        .reorder(g.i, g.mt, g.ct, g.kb.x, g.kb.y, g.kb.z, g.l, g.y, g.n)
+        .unroll(g.i)
+        .unroll(g.mt)
+        .unroll(g.ct);
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
         s.split(g.x, xo, xi, fs.M * tm, TailStrategy::GuardWithIf)
             .split(g.c, co, ci, fs.N * tn, TailStrategy::GuardWithIf)

@@ -139,9 +139,9 @@ CONVBWD_DEFINE_PARAMS(BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_
       "1 = a pointwise stride-1 problem with dense planes is presented as one row of H*W columns", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
 
-// ---- Backward-data, GPU, matrix instructions (conv_bwd_data_mma_gpu): a pointwise stride-1
-// NHWC f16/bf16 problem as the GEMM dx[pixel, c] = sum_k dy[pixel, k] w[k, c] on matrix fragments
-// (generators/fragments.h): one wave (AMD, 64 lanes) or warp (NVIDIA, 32) per block, tile_m x
+// ---- Backward-data, GPU, matrix instructions (conv_bwd_data_mma_gpu): a stride-1 NHWC f16/bf16
+// problem as the implicit GEMM dx[pixel, c] = sum_{tap, k} dy[pixel - tap, k] w[tap, k, c] on
+// matrix fragments (generators/fragments.h): one wave (AMD, 64 lanes) or warp (NVIDIA, 32) per block, tile_m x
 // tile_n fragments per wave, f32 accumulation in registers, the result written through shared
 // memory.
 #define CONVBWD_BWD_DATA_MMA_GPU_KNOBS(X)                                                                   \
@@ -152,7 +152,7 @@ CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
       0, 1)                                                                                                  \
     X(tile_m, 1, Compile, "m!", "fragments per wave along the pixels (32 or 16 pixels each)", 1, 2, 4, 8)   \
     X(tile_n, 1, Compile, "n!", "fragments per wave along the channels (32 or 8 channels each)", 1, 2, 4, 8) \
-    X(flat, 1, Launch, "", "1 = dense planes presented as one row of H*W pixels (else a row is W pixels)", 0, 1)
+    X(flat, 1, Launch, "", "1 = a pointwise problem with dense planes presented as one row of H*W pixels (else a row is W pixels)", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
 
 // ---- Backward-weight, GPU (conv_bwd_weight_gpu) ----
@@ -271,7 +271,7 @@ inline const std::vector<Family> &families() {
          "backward-weight, split reduction, a register tile per thread"},
         {"conv_bwd_data_mma_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "mma",
          &BwdDataMmaGpuParams::knobs,
-         "pointwise stride-1 NHWC f16/bf16 backward-data as a GEMM on matrix fragments (MFMA; emulated on other OpenCL)"},
+         "stride-1 NHWC f16/bf16 backward-data as an implicit GEMM on matrix fragments (MFMA, mma.sync; emulated elsewhere)"},
         {"conv_bwd_data_dw_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Depthwise, "dw", &BwdDataGpuParams::knobs,
          "depthwise backward-data (c = k = groups): the GPU tiles read in place"},
         {"conv_bwd_weight_dw_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Depthwise, "dw",
@@ -453,8 +453,8 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
     } else if (f.knobs == &BwdDataMmaGpuParams::knobs) {
         const auto p = to_params<BwdDataMmaGpuParams>(vals);
         if (!(e = need(c.dtype != DType::F32, "matrix fragments take f16 or bf16 (f32 has no matrix instruction here)")).empty()) return e;
-        if (!(e = need(c.layout == Layout::NHWC && c.stride == StrideClass::S1 && c.filter == FilterClass::K1,
-                       "matrix fragments: the pointwise class only (nhwc, s1, k1)")).empty()) return e;
+        if (!(e = need(c.layout == Layout::NHWC && c.stride == StrideClass::S1,
+                       "matrix fragments: nhwc, stride class s1 (any filter)")).empty()) return e;
         if (!(e = need(c.device == Device::OpenCL || c.device == Device::AmdGpu,
                        "matrix fragments are built for amdgpu (MFMA) and opencl (emulated); cuda needs the PTX route")).empty())
             return e;

@@ -4,7 +4,8 @@
 #   1. conformance against the double reference: native (frag=1: inline-PTX mma.sync; frag=0: the
 #      emulated 32x32x8 AMD layout) and with CONVBWD_FRAGMENTS=emulated (both layouts emulated);
 #      (SKIP_TESTS=1: not this time)
-#   2. (MMA_KERNELS: a regex over the frag=1 kernels to time; SUITES, ITERS, VERIFY) the pointwise stride-1 layers of the suites in shapes/ (bf16, NHWC, backward-data) against
+#   2. (MMA_KERNELS: a regex over the frag=1 kernels to time; SUITES, ITERS, VERIFY; CLASS=spatial:
+#      the other stride-1 layers with the s1 k3 / any kernels) the pointwise stride-1 layers of the suites in shapes/ (bf16, NHWC, backward-data) against
 #      cuDNN in the same process (CUDA beside the OpenCL queue, TF32 off): the frag=1 kernels, the
 #      library's cuda default (SIMT), and cuDNN in NCHW for the peer's best layout.
 # Carry .device/bin (scripts/gpu_build.sh). Rows and logs in $OUT; a table is printed last.
@@ -28,18 +29,23 @@ CONVBWD_FRAGMENTS=emulated timeout ${TEST_TIMEOUT:-240} "$bin/convbwd_tests" --t
 rows+=("conformance emulated: rc=$? $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_emulated.log" | tr '\n' ' ')")
 fi
 
-# The suites' pointwise stride-1 ungrouped layers, as bf16 backward-data lines.
+# The suites' stride-1 ungrouped layers as bf16 backward-data lines: CLASS=pointwise (default) the
+# 1x1 ones, CLASS=spatial the others (3x3, 5x5, 1x7, dilated).
 suite_file() {
-  grep -E -- '^conv .*-y 1 -x 1 ' "shapes/$1.txt" | grep -vE -- '-[uv] [2-9]|-g ([2-9]|[1-9][0-9])' |
+  grep -E -- '^conv ' "shapes/$1.txt" | grep -vE -- '-[uv] [2-9]|-g ([2-9]|[1-9][0-9])' |
+      if [ "${CLASS:-pointwise}" = pointwise ]; then grep -E -- '-y 1 -x 1 '; else grep -vE -- '-y 1 -x 1 '; fi |
       sed -e 's/^conv /convbfp16 /' -e 's/-F [0-9]/-F 2/'
 }
-kernels=$("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "bwdd_bf16_nhwc_s1_k1_opencl_mmaf1[a-z0-9]*" | sort -u |
-          grep -E "${MMA_KERNELS:-.}")
-for s in ${SUITES:-resnet50 mobilenet_v2 efficientnet_b0 inception_v3 deeplab_v3}; do
+filters=k1; [ "${CLASS:-pointwise}" = pointwise ] || filters='(k3|any)'
+kernels=$("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "bwdd_bf16_nhwc_s1_${filters}_opencl_mmaf1[a-z0-9]*" |
+          sort -u | grep -E "${MMA_KERNELS:-.}")
+default_suites="resnet50 mobilenet_v2 efficientnet_b0 inception_v3 deeplab_v3"
+[ "${CLASS:-pointwise}" = pointwise ] || default_suites="resnet50 vgg16 unet inception_v3 deeplab_v3"
+for s in ${SUITES:-$default_suites}; do
   f=/tmp/mma_$s.txt
   suite_file $s > $f
   [ -s $f ] || continue
-  echo "== $s: $(wc -l < $f) pointwise layers"
+  echo "== $s: $(wc -l < $f) ${CLASS:-pointwise} layers"
   for k in $kernels; do
     timeout 120 "$bin/convbwd-driver" --shapes $f -I NHWC --target opencl --kernel $k --compare cudnn -t 1 \
         -i ${ITERS:-10} -V ${VERIFY:-1} --json > "$out/${s}_$k.json" 2> "$out/${s}_$k.err"
