@@ -144,6 +144,16 @@ private:
 #endif
 
 #ifdef CONVBWD_WITH_CUDA
+// cuDNN's FFT and Winograd algorithms round in the transformed domain, where the values are
+// larger than the result (its f32 Winograd 5x5 backward-weight: 3.5x the f32 accumulation bound on
+// the H100, docs/PERFORMANCE.md); the others sum products directly.
+double cudnn_transform_scale(const CudnnPeer &peer, std::string *what) {
+    const std::string a = peer.algo_name();
+    if (a.find("fft") == std::string::npos && a.find("winograd") == std::string::npos) return 1;
+    *what = a.substr(0, a.find(' '));
+    return 16;
+}
+
 // cuDNN on the CUDA device: the same device buffers, its own output.
 class CudnnHarnessPeer final : public Peer {
 public:
@@ -168,15 +178,7 @@ public:
         return *out = out_, true;
     }
     std::string detail() const override { return peer_.algo_name(); }
-    // cuDNN's FFT and Winograd algorithms round in the transformed domain, where the values are
-    // larger than the result (its f32 Winograd 5x5 backward-weight: 3.5x the f32 accumulation
-    // bound on the H100, docs/PERFORMANCE.md); the others sum products directly.
-    double transform_scale(std::string *what) const override {
-        const std::string a = peer_.algo_name();
-        if (a.find("fft") == std::string::npos && a.find("winograd") == std::string::npos) return 1;
-        *what = a.substr(0, a.find(' '));
-        return 16;
-    }
+    double transform_scale(std::string *what) const override { return cudnn_transform_scale(peer_, what); }
 
 private:
     CudnnPeer peer_;
@@ -224,12 +226,7 @@ public:
     }
     double own_ms() const override { return ms_; }
     std::string detail() const override { return peer_.algo_name() + ", on CUDA beside the kernel's device"; }
-    double transform_scale(std::string *what) const override {
-        const std::string a = peer_.algo_name();
-        if (a.find("fft") == std::string::npos && a.find("winograd") == std::string::npos) return 1;
-        *what = a.substr(0, a.find(' '));
-        return 16;
-    }
+    double transform_scale(std::string *what) const override { return cudnn_transform_scale(peer_, what); }
 
 private:
     struct Copies {
