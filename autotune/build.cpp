@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -190,6 +191,12 @@ void build_modules(const BuildConfig &c, const std::vector<BuildJob> &jobs,
                           " layout=" + to_string(j.cls.layout) + " stride_class=" + to_string(j.cls.stride) +
                           " filter_class=" + to_string(j.cls.filter) + " " + print_knobs(j.knobs, &compile) +
                           (j.generator_args.empty() ? "" : " " + j.generator_args);
+        // An OpenCL kernel calling matrix fragments loads its source through the library's
+        // prelude step, as the built-in ones do (cmake/ConvbwdKernels.cmake).
+        if (j.cls.device == Device::OpenCL && std::strstr(j.family->name, "_mma_"))
+            cmd += " && " + quote(c.objcopy) +
+                   " --redefine-sym halide_opencl_initialize_kernels=convbwd_opencl_fragments_initialize_kernels " +
+                   quote(dir + "/" + j.kernel + ".o");
         cmd += " && " + link_command(c, reg_c, {dir + "/" + j.kernel + ".o"}, module);
         cmd = "(" + cmd + ") > " + quote(log) + " 2>&1";
         const bool check = j.cls.device == Device::Cuda && !c.ptxas.empty();

@@ -22,6 +22,7 @@ struct BuildConfig {
     std::string host_target;
     int cuda_capability = 80;
     std::string cc;                        // C compiler for the registration file and the link
+    std::string objcopy = "objcopy";       // renames an opencl fragment kernel's runtime call (below)
     std::string include_dir, halide_include_dir;
     int jobs = 2;
     double timeout_s = 300;

@@ -27,6 +27,11 @@ std::vector<const Family *> families_for(const ProblemClass &c) {
     for (const Family &f : families()) {
         if (f.dir != c.cls.dir || f.kind != schedule_kind(c.cls.device)) continue;
         if (std::strstr(f.name, "scatter") || f.autoscheduler) continue;  // comparison baselines
+        // A family whose space has no valid point for the class (the matrix-fragment family for
+        // f32 or NCHW) would only waste the search's draws.
+        KnobValues probe;
+        Rng rng(1);
+        if (!random_point(c, f, rng, &probe)) continue;
         if (f.groups == c.groups) own.push_back(&f);
         else if (f.groups == GroupClass::Any) general.push_back(&f);
     }

@@ -471,6 +471,7 @@ int main(int argc, char **argv) {
     bc.host_target = CONVBWD_TUNE_HOST_BASELINE;
     bc.cuda_capability = CONVBWD_TUNE_CUDA_CAPABILITY;
     bc.cc = std::getenv("CC") && *std::getenv("CC") ? std::getenv("CC") : CONVBWD_TUNE_CC;
+    bc.objcopy = CONVBWD_TUNE_OBJCOPY;
     bc.include_dir = CONVBWD_TUNE_INCLUDE_DIR;
     bc.halide_include_dir = CONVBWD_TUNE_HALIDE_INCLUDE_DIR;
     if (const char *g = std::getenv("CONVBWD_TUNE_GENERATOR_DIR"); g && *g)

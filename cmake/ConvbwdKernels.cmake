@@ -228,8 +228,9 @@ function(convbwd_merge_archives out)
     set_target_properties(${out}::${out} PROPERTIES IMPORTED_LOCATION ${merged}
         INTERFACE_INCLUDE_DIRECTORIES ${CMAKE_CURRENT_SOURCE_DIR}/runtime/include
         INTERFACE_LINK_LIBRARIES "Threads::Threads;${CMAKE_DL_LIBS}"
-        # Kernel modules (convbwd/convbwd_module.h) carry no Halide runtime: they use this one.
-        INTERFACE_LINK_OPTIONS "LINKER:--export-dynamic-symbol=halide_*")
+        # Kernel modules (convbwd/convbwd_module.h) carry no Halide runtime: they use this one
+        # (and the matrix fragments' OpenCL prelude step, runtime/src/opencl_fragments.cpp).
+        INTERFACE_LINK_OPTIONS "LINKER:--export-dynamic-symbol=halide_*;LINKER:--export-dynamic-symbol=convbwd_opencl_fragments_*")
     add_dependencies(${out}::${out} ${out}_merged)
     set(CONVBWD_MERGED_LIB ${merged} PARENT_SCOPE)
 endfunction()

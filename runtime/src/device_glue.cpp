@@ -107,6 +107,11 @@ extern "C" int halide_acquire_cl_context(void *user_context, void **ctx, void **
     return 0;
 }
 extern "C" int halide_release_cl_context(void *) { return 0; }
+// Kernel modules built by convbwd-tune (matrix-fragment candidates) call this from the program;
+// the reference keeps it linked into every program of an OpenCL build.
+extern "C" int convbwd_opencl_fragments_initialize_kernels(void *, void **, const char *, int);
+[[maybe_unused]] static int (*const g_keep_fragments)(void *, void **, const char *, int) =
+    &convbwd_opencl_fragments_initialize_kernels;
 #endif
 
 bool device_compiled(Device d) {
