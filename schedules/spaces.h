@@ -462,6 +462,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
                        "frag=1 (NVIDIA's m16n8k16) is for opencl (amdgpu: frag=0, MFMA)")).empty()) return e;
         if (!(e = need(p.frag == 1 || p.tile_m * p.tile_n <= 4,
                        "frag=0: tile_m * tile_n <= 4 fragments (16 f32 accumulators each: 64 VGPRs)")).empty()) return e;
+        if (!(e = need(p.frag == 1 || c.filter == FilterClass::K1 || p.tile_m * p.tile_n <= 2,
+                       "frag=0 over filter taps (k3, any): tile_m * tile_n <= 2 fragments (4 took 132 VGPRs on "
+                       "gfx90a in f16: 3 waves per SIMD)")).empty())
+            return e;
         if (!(e = need(p.frag == 0 || p.tile_m * p.tile_n <= 32,
                        "frag=1: tile_m * tile_n <= 32 fragments (4 f32 accumulators each: 128 registers)")).empty()) return e;
     } else if (f.dir == Direction::BwdData) {
