@@ -193,7 +193,7 @@ void build_modules(const BuildConfig &c, const std::vector<BuildJob> &jobs,
                           (j.generator_args.empty() ? "" : " " + j.generator_args);
         // An OpenCL kernel calling matrix fragments loads its source through the library's
         // prelude step, as the built-in ones do (cmake/ConvbwdKernels.cmake).
-        if (j.cls.device == Device::OpenCL && std::strstr(j.family->name, "_mma_"))
+        if (j.cls.device == Device::OpenCL && calls_fragments(*j.family))
             cmd += " && " + quote(c.objcopy) +
                    " --redefine-sym halide_opencl_initialize_kernels=convbwd_opencl_fragments_initialize_kernels " +
                    quote(dir + "/" + j.kernel + ".o");

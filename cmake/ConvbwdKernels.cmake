@@ -3,7 +3,9 @@
 #
 #   _conv_kernel(NAME <name> FAMILY <generator> DIR .. DTYPE .. LAYOUT .. STRIDE .. FILTER .. ON <device>
 #                ROLE default|candidate|baseline ORDER <n> LINE <manifest line>
-#                SCHEDULE <compile-time knob=value ...> LAUNCH "<launch-time knob=value ...>")
+#                SCHEDULE <compile-time knob=value ...> LAUNCH "<launch-time knob=value ...>" [FRAGMENTS])
+# FRAGMENTS: the family calls matrix fragments (schedules/spaces.h, calls_fragments): its OpenCL C
+# gets a prelude (amdgpu: at build time; opencl: at load time).
 #
 # The name is derived by the manifest tool from the fields and the compile-time knobs
 # (schedules/spaces.h: kernel_tag). Calls come in dispatch order. Kernels whose name does not
@@ -22,7 +24,7 @@ macro(convbwd_kernels_begin)
 endmacro()
 
 function(_conv_kernel)
-    cmake_parse_arguments(K "" "NAME;FAMILY;DIR;DTYPE;LAYOUT;STRIDE;FILTER;ON;ROLE;ORDER;LINE;LAUNCH" "SCHEDULE" ${ARGN})
+    cmake_parse_arguments(K "FRAGMENTS" "NAME;FAMILY;DIR;DTYPE;LAYOUT;STRIDE;FILTER;ON;ROLE;ORDER;LINE;LAUNCH" "SCHEDULE" ${ARGN})
     if (K_DIR STREQUAL "bwd_data")
         set(dir_enum BwdData)
     else ()
@@ -61,7 +63,7 @@ function(_conv_kernel)
     elseif (K_ON STREQUAL "cuda")
         set(target ${CONVBWD_HOST_BASELINE}-cuda-cuda_capability_${CONVBWD_CUDA_CAPABILITY}-${features})
         set(on Cuda)
-    elseif (K_ON STREQUAL "opencl" AND K_FAMILY MATCHES "_mma_")
+    elseif (K_ON STREQUAL "opencl" AND K_FRAGMENTS)
         _conv_kernel_opencl_fragments()
         return()
     elseif (K_ON STREQUAL "opencl")
@@ -118,7 +120,7 @@ macro(_conv_kernel_amdgpu)
     set(hip_obj ${gen_dir}/${name}.hip.o)
     # Kernels that call matrix fragments (generators/fragments.h) get the MFMA prelude first.
     set(prelude "")
-    if (K_FAMILY MATCHES "_mma_")
+    if (K_FRAGMENTS)
         set(prelude ${PROJECT_SOURCE_DIR}/generators/fragments/amdgpu.cl)
     endif ()
     add_custom_command(OUTPUT ${cl} ${gen_dir}/${name}.h ${hip_obj}

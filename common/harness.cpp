@@ -144,55 +144,14 @@ private:
 #endif
 
 #ifdef CONVBWD_WITH_CUDA
-// cuDNN's FFT and Winograd algorithms round in the transformed domain, where the values are
-// larger than the result (its f32 Winograd 5x5 backward-weight: 3.5x the f32 accumulation bound on
-// the H100, docs/PERFORMANCE.md); the others sum products directly.
-double cudnn_transform_scale(const CudnnPeer &peer, std::string *what) {
-    const std::string a = peer.algo_name();
-    if (a.find("fft") == std::string::npos && a.find("winograd") == std::string::npos) return 1;
-    *what = a.substr(0, a.find(' '));
-    return 16;
-}
-
-// cuDNN on the CUDA device: the same device buffers, its own output.
+// cuDNN on the CUDA device `cuda`, with its own output. Beside a kernel on the CUDA device it reads
+// the same device buffers and the harness times it. Beside a kernel on another device of the same
+// GPU (NVIDIA's OpenCL), `beside` is set: it keeps its own CUDA copies of each operand set (read
+// back from the other device and uploaded once each) and times itself (CUDA events on its stream;
+// the harness's clock is the other device's).
 class CudnnHarnessPeer final : public Peer {
 public:
-    CudnnHarnessPeer(const RunSpec &s, GpuDevice *dev) : peer_(s.p, s.dir), dev_(dev) {
-        if (dev) peer_.set_stream(dev->stream());
-    }
-    bool init(const HostTensor &out_like, std::string *why) {
-        if (!peer_.ok()) return *why = "cudnn refused: " + peer_.why(), false;
-        out_ = out_like;
-        out_.fill_nan();
-        std::string err;
-        if (!(dout_ = dev_->alloc(out_.storage.size(), &err)) || !dout_->upload(out_.storage.data(), out_.storage.size(), &err))
-            return *why = "cudnn: device memory: " + err, false;
-        return true;
-    }
-    bool run(Operands &o, std::string *error) override {
-        if (peer_.run(o.da->handle(), o.db->handle(), dout_->handle())) return true;
-        return *error = peer_.why(), false;
-    }
-    bool output(HostTensor *out, std::string *error) override {
-        if (!dout_->download(out_.storage.data(), out_.storage.size(), error)) return false;
-        return *out = out_, true;
-    }
-    std::string detail() const override { return peer_.algo_name(); }
-    double transform_scale(std::string *what) const override { return cudnn_transform_scale(peer_, what); }
-
-private:
-    CudnnPeer peer_;
-    GpuDevice *dev_;
-    HostTensor out_;
-    std::unique_ptr<DeviceBuffer> dout_;
-};
-
-// cuDNN beside a kernel on another device of the same GPU (NVIDIA's OpenCL): its own CUDA copies
-// of each operand set (read back from the other device and uploaded once each), its own output,
-// and its own timing (CUDA events on its stream; the harness's clock is the other device's).
-class CudnnCrossDevicePeer final : public Peer {
-public:
-    CudnnCrossDevicePeer(const RunSpec &s, GpuDevice *cuda) : peer_(s.p, s.dir), cuda_(cuda) {
+    CudnnHarnessPeer(const RunSpec &s, GpuDevice *cuda, bool beside) : peer_(s.p, s.dir), cuda_(cuda), beside_(beside) {
         peer_.set_stream(cuda->stream());
     }
     bool init(const HostTensor &out_like, std::string *why) {
@@ -205,6 +164,10 @@ public:
         return true;
     }
     bool run(Operands &o, std::string *error) override {
+        if (!beside_) {
+            if (peer_.run(o.da->handle(), o.db->handle(), dout_->handle())) return true;
+            return *error = peer_.why(), false;
+        }
         Copies &c = copies_[&o];
         if (!c.a) {  // the set's operands live on the other device only: through the host, once
             auto copy = [&](const DeviceBuffer &from, std::unique_ptr<DeviceBuffer> *to) {
@@ -224,9 +187,19 @@ public:
         if (!dout_->download(out_.storage.data(), out_.storage.size(), error)) return false;
         return *out = out_, true;
     }
-    double own_ms() const override { return ms_; }
-    std::string detail() const override { return peer_.algo_name() + ", on CUDA beside the kernel's device"; }
-    double transform_scale(std::string *what) const override { return cudnn_transform_scale(peer_, what); }
+    double own_ms() const override { return beside_ ? ms_ : NAN; }
+    std::string detail() const override {
+        return peer_.algo_name() + (beside_ ? ", on CUDA beside the kernel's device" : "");
+    }
+    // cuDNN's FFT and Winograd algorithms round in the transformed domain, where the values are
+    // larger than the result (its f32 Winograd 5x5 backward-weight: 3.5x the f32 accumulation
+    // bound on the H100, docs/PERFORMANCE.md); the others sum products directly.
+    double transform_scale(std::string *what) const override {
+        const std::string a = peer_.algo_name();
+        if (a.find("fft") == std::string::npos && a.find("winograd") == std::string::npos) return 1;
+        *what = a.substr(0, a.find(' '));
+        return 16;
+    }
 
 private:
     struct Copies {
@@ -234,9 +207,10 @@ private:
     };
     CudnnPeer peer_;
     GpuDevice *cuda_;
+    const bool beside_;
     HostTensor out_;
     std::unique_ptr<DeviceBuffer> dout_;
-    std::map<const Operands *, Copies> copies_;
+    std::map<const Operands *, Copies> copies_;  // beside only
     double ms_ = NAN;
 };
 #endif
@@ -258,16 +232,14 @@ std::unique_ptr<Peer> make_peer(const std::string &name, const RunSpec &s, GpuDe
     }
     if (name == "cudnn") {
 #ifdef CONVBWD_WITH_CUDA
-        if (s.device == Device::OpenCL) {
-            // The same GPU through NVIDIA's OpenCL (matrix-fragment kernels): cuDNN on CUDA beside it.
-            GpuDevice *cuda = gpu_device(Device::Cuda, why);
-            if (!cuda) return *why = "cudnn beside opencl needs a CUDA device: " + *why, nullptr;
-            auto peer = std::make_unique<CudnnCrossDevicePeer>(s, cuda);
-            if (!peer->init(out_like, why)) return nullptr;
-            return peer;
-        }
-        if (s.device != Device::Cuda || !dev) return *why = "cudnn compares with the cuda and opencl targets only", nullptr;
-        auto peer = std::make_unique<CudnnHarnessPeer>(s, dev);
+        // On the cuda target the kernel's device; beside an opencl kernel (the same GPU through
+        // NVIDIA's OpenCL: the matrix-fragment kernels) the CUDA device next to it.
+        if (s.device != Device::Cuda && s.device != Device::OpenCL)
+            return *why = "cudnn compares with the cuda and opencl targets only", nullptr;
+        std::string err;
+        GpuDevice *cuda = s.device == Device::Cuda ? dev : gpu_device(Device::Cuda, &err);
+        if (!cuda) return *why = "cudnn needs a CUDA device" + (err.empty() ? std::string() : ": " + err), nullptr;
+        auto peer = std::make_unique<CudnnHarnessPeer>(s, cuda, s.device != Device::Cuda);
         if (!peer->init(out_like, why)) return nullptr;
         return peer;
 #else

@@ -291,6 +291,10 @@ inline const std::vector<Family> &families() {
     };
     return f;
 }
+// Whether a family's kernels call matrix fragments (generators/fragments.h): their OpenCL C needs a
+// prelude first (cmake/ConvbwdKernels.cmake, convbwd-tune's builds) and they take one group only.
+inline bool calls_fragments(const Family &f) { return f.knobs == &BwdDataMmaGpuParams::knobs; }
+
 inline const Family *find_family(const std::string &name) {
     for (const Family &f : families())
         if (name == f.name) return &f;
@@ -450,7 +454,7 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
     } else if (f.kind == ScheduleKind::Host) {
         const auto p = to_params<BwdWeightHostParams>(vals);
         if (!(e = need(p.tile_c * p.tile_k <= budget(p.vec), acc_rule("tile_c * tile_k", p.vec))).empty()) return e;
-    } else if (f.knobs == &BwdDataMmaGpuParams::knobs) {
+    } else if (calls_fragments(f)) {
         const auto p = to_params<BwdDataMmaGpuParams>(vals);
         if (!(e = need(c.dtype != DType::F32, "matrix fragments take f16 or bf16 (f32 has no matrix instruction here)")).empty()) return e;
         if (!(e = need(c.layout == Layout::NHWC && c.stride == StrideClass::S1,

@@ -82,13 +82,17 @@ struct InstallCudaHooks {
 
 }  // namespace
 
+void *opencl_symbol(const char *name) {
+    static const char *const libs[] = {"libOpenCL.so.1", "libOpenCL.so", nullptr};
+    return load_symbol(libs, name);
+}
+
 #ifdef CONVBWD_HAVE_OPENCL
 // Replaces the Halide OpenCL runtime's weak halide_acquire_cl_context: the call's command
 // queue (exec.stream, required) and the context it belongs to.
 extern "C" int halide_acquire_cl_context(void *user_context, void **ctx, void **queue, bool) {
-    static const char *const libs[] = {"libOpenCL.so.1", "libOpenCL.so", nullptr};
     using QueueInfo = int (*)(void *, unsigned, size_t, void *, size_t *);
-    static auto info = (QueueInfo)load_symbol(libs, "clGetCommandQueueInfo");
+    static auto info = (QueueInfo)opencl_symbol("clGetCommandQueueInfo");
     auto *call = static_cast<CallContext *>(user_context);
     if (!call || !call->stream) {
         if (call) call->error += "exec.stream must be the cl_command_queue to run on";

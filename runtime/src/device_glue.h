@@ -23,4 +23,7 @@ void detach_device(Device d, CallContext *ctx, halide_buffer_t *buf);
 // Whether this build has kernels and a runtime for device d.
 bool device_compiled(Device d);
 
+// A function of libOpenCL.so.1 (loaded on first use), or nullptr where it cannot be loaded.
+void *opencl_symbol(const char *name);
+
 }  // namespace convbwd

@@ -55,7 +55,7 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
         return "groups: a narrow kernel (c / groups < " + std::to_string(kNarrowChannels) + ", not depthwise), problem c = " +
                std::to_string(p.C) + ", groups = " + std::to_string(p.G);
     // Matrix fragments: one GEMM over all channels (the generator requires it on entry too).
-    if (kernel_knobs(k).family->knobs == &BwdDataMmaGpuParams::knobs && p.G != 1)
+    if (calls_fragments(*kernel_knobs(k).family) && p.G != 1)
         return "groups: a matrix-fragment kernel (one GEMM over the channels), problem groups = " + std::to_string(p.G);
     // GPU kernels put rows x images (and staged copies their padded rows) on a grid dim that
     // holds at most 65535 blocks (CUDA's y and z; kept for every GPU target).

@@ -7,8 +7,6 @@
 // kernel; then it hands the source to Halide's OpenCL runtime. CONVBWD_FRAGMENTS=emulated keeps
 // NVIDIA on the emulation (to verify it there). Each kernel's source is rewritten once per choice
 // and kept for the life of the process.
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -30,22 +28,30 @@ const char kNvidia[] =
 #include "fragments_nvidia.inc"
     ;
 
-// Whether the queue of this call (CallContext::stream) is on an NVIDIA device.
+// Whether the queue of this call (CallContext::stream) is on an NVIDIA device. Halide's host code
+// calls the prelude step on every pipeline call: one queue query then, the vendor once a device.
 bool on_nvidia(void *user_context) {
     auto *call = static_cast<CallContext *>(user_context);
     if (!call || !call->stream) return false;
-    using QueueInfo = int (*)(void *, unsigned, size_t, void *, size_t *);
-    using DeviceInfo = int (*)(void *, unsigned, size_t, void *, size_t *);
-    static void *lib = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_GLOBAL);
-    static auto queue_info = lib ? (QueueInfo)dlsym(lib, "clGetCommandQueueInfo") : nullptr;
-    static auto device_info = lib ? (DeviceInfo)dlsym(lib, "clGetDeviceInfo") : nullptr;
-    if (!queue_info || !device_info) return false;
-    void *device = nullptr;
-    char vendor[256] = {0};
+    using Info = int (*)(void *, unsigned, size_t, void *, size_t *);
+    static auto queue_info = (Info)opencl_symbol("clGetCommandQueueInfo");
+    static auto device_info = (Info)opencl_symbol("clGetDeviceInfo");
     const unsigned kQueueDevice = 0x1091, kDeviceVendor = 0x102C;  // CL_QUEUE_DEVICE, CL_DEVICE_VENDOR
-    if (queue_info(call->stream, kQueueDevice, sizeof(device), &device, nullptr) != 0 || !device) return false;
-    if (device_info(device, kDeviceVendor, sizeof(vendor) - 1, vendor, nullptr) != 0) return false;
-    return std::strstr(vendor, "NVIDIA") != nullptr;
+    void *device = nullptr;
+    if (!queue_info || !device_info || queue_info(call->stream, kQueueDevice, sizeof(device), &device, nullptr) != 0 ||
+        !device)
+        return false;
+    static std::mutex *mutex = new std::mutex;
+    static auto *vendors = new std::map<void *, bool>;  // cl_device_id -> NVIDIA's
+    std::lock_guard<std::mutex> lock(*mutex);
+    auto it = vendors->find(device);
+    if (it == vendors->end()) {
+        char vendor[256] = {0};
+        const bool nv = device_info(device, kDeviceVendor, sizeof(vendor) - 1, vendor, nullptr) == 0 &&
+                        std::strstr(vendor, "NVIDIA") != nullptr;
+        it = vendors->emplace(device, nv).first;
+    }
+    return it->second;
 }
 
 // The scratch the prelude's convbwd_frag_emulated works in: A (32 x 8) and B (8 x 32) floats.
@@ -76,8 +82,11 @@ extern "C" int convbwd_opencl_fragments_initialize_kernels(void *user_context, v
                                                            int size) {
     static std::mutex *mutex = new std::mutex;  // never destroyed: pipelines may run at exit
     static auto *sources = new std::map<std::pair<const char *, bool>, std::string>;
-    const char *force = std::getenv("CONVBWD_FRAGMENTS");
-    const bool native = !(force && std::string(force) == "emulated") && convbwd::on_nvidia(user_context);
+    static const bool forced_emulation = [] {
+        const char *f = std::getenv("CONVBWD_FRAGMENTS");
+        return f && std::string(f) == "emulated";
+    }();
+    const bool native = !forced_emulation && convbwd::on_nvidia(user_context);
     const std::string *text;
     {
         std::lock_guard<std::mutex> lock(*mutex);

@@ -231,7 +231,7 @@ bool flattens_pointwise_plane(const Selection &s, const ConvProblem &p) {
 int channel_vector(const KernelInfo &k) {
     if (k.device == Device::Host) return 1;
     const KnobValues &kv = kernel_knobs(k);  // compile-time knobs: no launch override matters
-    if (kv.family->knobs == &BwdDataMmaGpuParams::knobs) return to_params<BwdDataMmaGpuParams>(kv).channel_vector();
+    if (calls_fragments(*kv.family)) return to_params<BwdDataMmaGpuParams>(kv).channel_vector();
     return k.dir == Direction::BwdData ? to_params<BwdDataGpuParams>(kv).channel_vector()
                                        : to_params<BwdWeightGpuParams>(kv).channel_vector();
 }
@@ -241,7 +241,7 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q) {
     const ConvProblem &p = q.problem;
     if (k.device == Device::Host) return 0;
     const int64_t N = p.N, H = p.H, pads = (int64_t)p.pad_top + p.pad_bottom;
-    if (k.dir == Direction::BwdData && s.knobs.family->knobs == &BwdDataMmaGpuParams::knobs)  // no staged copy
+    if (calls_fragments(*s.knobs.family))  // no staged copy
         return flattens_pointwise_plane(s, p) && q.planes_dense ? N : H * N;
     if (k.dir == Direction::BwdData) {
         const BwdDataGpuParams g = params_of<BwdDataGpuParams>(s);
@@ -265,7 +265,7 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q) {
 int column_vector(const KernelInfo &k) {
     if (k.dir != Direction::BwdData || k.device == Device::Host) return 1;
     const KnobValues &kv = kernel_knobs(k);
-    if (kv.family->knobs == &BwdDataMmaGpuParams::knobs) return to_params<BwdDataMmaGpuParams>(kv).column_vector();
+    if (calls_fragments(*kv.family)) return to_params<BwdDataMmaGpuParams>(kv).column_vector();
     return to_params<BwdDataGpuParams>(kv).column_vector();
 }
 

@@ -75,7 +75,8 @@ int main(int argc, char **argv) {
                 << " DTYPE " << to_string(r.cls.dtype) << " LAYOUT " << to_string(r.cls.layout) << " STRIDE "
                 << to_string(r.cls.stride) << " FILTER " << to_string(r.cls.filter) << " ON " << to_string(r.cls.device)
                 << " ROLE " << to_string(r.role) << " ORDER " << r.order << " LINE " << r.line << " SCHEDULE "
-                << print_knobs(r.knobs, &compile) << " LAUNCH \"" << print_knobs(r.knobs, &launch) << "\")\n";
+                << print_knobs(r.knobs, &compile) << " LAUNCH \"" << print_knobs(r.knobs, &launch) << "\""
+                << (calls_fragments(*r.family) ? " FRAGMENTS" : "") << ")\n";
         }
         if (!out) {
             std::fprintf(stderr, "convbwd_manifest: cannot write %s\n", argv[4]);
