@@ -205,27 +205,34 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     return g;
 }
 
-BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t, FilterClass fc,
-                                    int frag_kind) {
+BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t, StrideClass sc,
+                                    FilterClass fc, int frag_kind) {
     BwdDataMmaGraph g;
     g.beta = a.beta;
     const frag::Shape fs = frag::shape(frag_kind);
-    ClassConsts k1 = class_consts(StrideClass::S1, fc);
+    ClassConsts k1 = class_consts(sc, fc);
+    g.sx = k1.stride;
+    const int sx = k1.stride;  // both dims; a compile-time constant (s1, s2)
     Expr R = or_const(k1.filter, a.R), S = or_const(k1.filter, a.S);
     Expr dh = or_const(k1.dilation, a.dilation_h), dw = or_const(k1.dilation, a.dilation_w);
     Expr pt = k1.pad >= 0 ? Expr(k1.pad) : a.pad_top, pl = k1.pad >= 0 ? Expr(k1.pad) : a.pad_left;
-    Var &i = g.i, &l = g.l, &mt = g.mt, &ct = g.ct, &y = g.y, &n = g.n;
+    Var &i = g.i, &l = g.l, &mt = g.mt, &ct = g.ct, &ph = g.ph, &y = g.y, &n = g.n;
     const Type st = storage_type(t);
-    // Reduction: k-blocks innermost, then the filter's taps (stride 1: tap (r, s) of output
-    // pixel x reads dy at x + pad - s * dilation; a pointwise filter has one tap).
+    // Reduction: k-blocks innermost, then the filter's taps. Tap (r, s) of output pixel (x, y)
+    // reads dy at ((x + pad - s * dilation) / stride, (y + pad - r * dilation) / stride) where
+    // that divides: with x = stride * mx + ph, the column is mx + (ph + pad - s * dilation) /
+    // stride (floor), and whether it divides depends on the phase ph and the row y only, the same
+    // for every lane of a block (a uniform guard; none at stride 1).
     g.kb = RDom(0, (a.K + fs.K - 1) / fs.K, 0, S, 0, R, "kb");
     Expr tap_s = g.kb.y, tap_r = g.kb.z;
-    Expr p = y + pt - tap_r * dh;  // dy's row: the same for every lane
+    Expr ex = ph + pl - tap_s * dw, ey = y + pt - tap_r * dh;
+    if (sx > 1) g.kb.where(ex % sx == 0 && ey % sx == 0);
+    Expr p = ey / sx;  // dy's row: the same for every lane
     Expr row_in = k1.filter == 1 ? Expr(Halide::Internal::const_true()) : p >= 0 && p < a.P;
     // The lane's operand elements j of one k-block and tap: zero past the tensors (clamped reads).
     std::vector<Expr> av, bv;
     for (int j = 0; j < fs.a_per_lane; j++) {
-        Expr q = fs.M * mt + frag::a_row(fs, l, j) + pl - tap_s * dw, k = fs.K * g.kb.x + frag::a_k(fs, l, j);
+        Expr q = fs.M * mt + frag::a_row(fs, l, j) + ex / sx, k = fs.K * g.kb.x + frag::a_k(fs, l, j);
         Expr in = (k1.filter == 1 ? q < a.Q : q >= 0 && q < a.Q) && row_in && k < a.K;
         av.push_back(select(in, dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), min(k, a.K - 1), n), cast(st, 0)));
     }
@@ -234,13 +241,14 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
         bv.push_back(select(cc < a.C && k < a.K, w(tap_s, tap_r, min(cc, a.C - 1), min(k, a.K - 1)), cast(st, 0)));
     }
     g.acc = Func("acc");
-    g.acc(i, l, mt, ct, y, n) = 0.0f;
-    g.acc(i, l, mt, ct, y, n) += frag::op(fs, t, av, bv, i);
+    g.acc(i, l, mt, ct, ph, y, n) = 0.0f;
+    g.acc(i, l, mt, ct, ph, y, n) += frag::op(fs, t, av, bv, i);
     g.res = Func("res");
-    g.res(i, l, mt, ct, y, n) = g.acc(i, l, mt, ct, y, n);
+    g.res(i, l, mt, ct, ph, y, n) = g.acc(i, l, mt, ct, ph, y, n);
 
-    Expr row = g.x % fs.M, col = g.c % fs.N;
-    Expr v = a.alpha * g.res(frag::elem_of(fs, row, col), frag::lane_of(fs, row, col), g.x / fs.M, g.c / fs.N, y, n);
+    Expr mx = g.x / sx, row = mx % fs.M, col = g.c % fs.N;
+    Expr v = a.alpha *
+             g.res(frag::elem_of(fs, row, col), frag::lane_of(fs, row, col), mx / fs.M, g.c / fs.N, g.x % sx, y, n);
     g.out = out;
     g.out(g.x, y, g.c, n) =
         encode(select(a.beta == 0.0f, v, v + a.beta * decode(prev(g.x, y, g.c, n), t)), t);
@@ -325,6 +333,61 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
     Expr res = a.alpha * g.dw(g.s, g.r, g.cg, g.k);
     g.out(g.s, g.r, g.cg, g.k) =
         encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(g.s, g.r, g.cg, g.k), t)), t);
+    return g;
+}
+
+BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a, DType t,
+                                        StrideClass sc, FilterClass fc, Expr max_splits, int frag_kind) {
+    BwdWeightMmaGraph g;
+    g.beta = a.beta;
+    const frag::Shape fs = frag::shape(frag_kind);
+    ClassConsts k1 = class_consts(sc, fc);
+    Expr dh = or_const(k1.dilation, a.dilation_h), dwl = or_const(k1.dilation, a.dilation_w);
+    Expr pt = k1.pad >= 0 ? Expr(k1.pad) : a.pad_top, pl = k1.pad >= 0 ? Expr(k1.pad) : a.pad_left;
+    Expr sh = or_const(k1.stride, a.stride_h), sw = or_const(k1.stride, a.stride_w);
+    Var &i = g.i, &l = g.l, &mt = g.mt, &ct = g.ct, &s = g.s, &r = g.r, &sp = g.sp;
+    const Type st = storage_type(t);
+    // The reduction: k-blocks of fs.K columns of a row (n, p), rows in order, split into runs of
+    // equal length (the last shorter), as the dispatcher counts them (mma_weight_kblocks).
+    Expr qblocks = (a.Q + fs.K - 1) / fs.K, rows_total = a.N * a.P;
+    Expr total = mma_weight_kblocks(rows_total, a.Q, fs.K);
+    Expr per_split = (total + max_splits - 1) / max_splits;  // as wgrad_rows_per_split(total, ...)
+    g.splits = (total + per_split - 1) / per_split;           // as wgrad_splits(total, ...)
+    g.kb = RDom(0, per_split, "kb");
+    Expr idx = sp * per_split + g.kb.x, live = idx < total;  // the same for every lane
+    Expr row = min(idx / qblocks, rows_total - 1), q0 = (idx % qblocks) * fs.K;
+    Expr n = row / a.P, p = row % a.P;
+    Expr yy = p * sh - pt + r * dh;  // x's row: the same for every lane
+    Expr row_in = k1.filter == 1 ? live : live && yy >= 0 && yy < a.H;
+    std::vector<Expr> av, bv;
+    for (int j = 0; j < fs.a_per_lane; j++) {  // A[k][pixel] = dy
+        Expr kk = fs.M * mt + frag::a_row(fs, l, j), q = q0 + frag::a_k(fs, l, j);
+        Expr in = live && kk < a.K && q < a.Q;
+        av.push_back(select(in, dy(min(q, a.Q - 1), p, min(kk, a.K - 1), n), cast(st, 0)));
+    }
+    for (int j = 0; j < fs.b_per_lane; j++) {  // B[pixel][c] = x at the tap
+        Expr c = fs.N * ct + frag::b_col(fs, l, j), q = q0 + frag::b_k(fs, l, j);
+        Expr xx = q * sw - pl + s * dwl;
+        Expr in = row_in && c < a.C && q < a.Q && (k1.filter == 1 ? xx < a.W : xx >= 0 && xx < a.W);
+        bv.push_back(select(in, x(clamp(xx, 0, a.W - 1), clamp(yy, 0, a.H - 1), min(c, a.C - 1), n), cast(st, 0)));
+    }
+    g.partial = Func("partial");
+    g.partial(i, l, mt, ct, s, r, sp) = 0.0f;
+    g.partial(i, l, mt, ct, s, r, sp) += frag::op(fs, t, av, bv, i);
+    g.res = Func("res");
+    g.res(i, l, mt, ct, s, r, sp) = g.partial(i, l, mt, ct, s, r, sp);
+
+    Expr mrow = g.k % fs.M, ncol = g.cg % fs.N;
+    g.ws = ws;
+    g.ws(s, r, g.cg, g.k, sp) =
+        g.res(frag::elem_of(fs, mrow, ncol), frag::lane_of(fs, mrow, ncol), g.k / fs.M, g.cg / fs.N, s, r, sp);
+    g.rsp = RDom(0, g.splits, "rsp");
+    g.dw = Func("dw");
+    g.dw(s, r, g.cg, g.k) = 0.0f;
+    g.dw(s, r, g.cg, g.k) += g.ws(s, r, g.cg, g.k, g.rsp);
+    g.out = out;
+    Expr res = a.alpha * g.dw(s, r, g.cg, g.k);
+    g.out(s, r, g.cg, g.k) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(s, r, g.cg, g.k), t)), t);
     return g;
 }
 

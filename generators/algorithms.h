@@ -62,25 +62,28 @@ BwdDataGraph define_bwd_data(Halide::Func dy, Halide::Func w, Halide::Func prev,
                              DType t, StrideClass sc, FilterClass fc, GroupClass gc = GroupClass::Any,
                              int w_tile = 0);
 
-// Backward-data at stride 1 as the implicit GEMM dx[pixel, c] = sum_{tap, k} dy[pixel + pad - tap, k]
-// w[tap, k, c] on matrix fragments of kind frag_kind (generators/fragments.h): the same arithmetic
-// as define_bwd_data's acc at stride 1, with the k reduction in the blocks a fragment operation
-// takes at once and the filter's taps around it (one tap for the pointwise class). Pixels are a
-// row's columns (x); rows and images stay separate dims. Operands past the tensors (padding, k
-// and channel tails) read as zero: no guard around a fragment call.
+// Backward-data as the implicit GEMM dx[pixel, c] = sum_{tap, k} dy[(pixel + pad - tap) / stride, k]
+// w[tap, k, c] on matrix fragments of kind frag_kind (generators/fragments.h), at a compile-time
+// stride (class s1 or s2): the same arithmetic as define_bwd_data's acc, with the k reduction in
+// the blocks a fragment operation takes at once and the filter's taps around it (one tap for the
+// pointwise class). Pixels are a row's columns of one stride phase (x = stride * mx + ph); rows,
+// phases and images stay separate dims, so which taps reach a pixel is the same for every lane
+// of a block. Operands past the tensors (padding, k and channel tails) read as zero: no guard
+// around a fragment call.
 struct BwdDataMmaGraph {
-    // acc(i, l, mt, ct, y, n): element i of lane l's part of the fragment (mt, ct) of row y of
-    // image n (fragments of M pixels x N channels, generators/fragments.h). Update loops: kb.x =
-    // the k-block, kb.y / kb.z = the filter tap along x / y.
+    // acc(i, l, mt, ct, ph, y, n): element i of lane l's part of the fragment (mt, ct) of phase ph
+    // of row y of image n (fragments of M phase columns mx x N channels, generators/fragments.h).
+    // Update loops: kb.x = the k-block, kb.y / kb.z = the filter tap along x / y.
     Halide::Func acc;
     Halide::Func res;  // res = acc: the stage a schedule stores per block (acc lives per lane)
     Halide::Func out;  // alpha * dx + beta * prev, encoded, read from res
-    Halide::Var i{"i"}, l{"l"}, mt{"mt"}, ct{"ct"}, x{"x"}, y{"y"}, c{"c"}, n{"n"};
+    Halide::Var i{"i"}, l{"l"}, mt{"mt"}, ct{"ct"}, ph{"ph"}, x{"x"}, y{"y"}, c{"c"}, n{"n"};
     Halide::RDom kb;
     Halide::Expr beta;
+    int sx = 1;  // the stride (both dims)
 };
 BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
-                                    const ConvArgs &a, DType t, FilterClass fc, int frag_kind);
+                                    const ConvArgs &a, DType t, StrideClass sc, FilterClass fc, int frag_kind);
 
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W
@@ -110,5 +113,28 @@ struct BwdWeightGraph {
 BwdWeightGraph define_bwd_weight(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws, Halide::Func out, const ConvArgs &a,
                                  DType t, StrideClass sc, FilterClass fc, Halide::Expr max_splits,
                                  GroupClass gc = GroupClass::Any, bool image_splits = false);
+
+// Backward-weight as one implicit GEMM per filter tap, dw[k, c] = sum over pixels (n, p, q) of
+// dy[n, p, q, k] x[n, p * sh - pt + r * dh, q * sw - pl + s * dw, c], on matrix fragments of kind
+// frag_kind: A = dy (rows k, the fragment's K = pixels), B = x (K = pixels, columns c). The pixels
+// are k-blocks of fragment-K columns of one row (n, p) (mma_weight_kblocks in schedules/spaces.h),
+// split into contiguous runs of k-blocks; operands past the tensors (padding, column, channel and
+// split tails) read as zero: no guard around a fragment call.
+struct BwdWeightMmaGraph {
+    // partial(i, l, mt, ct, s, r, sp): element i of lane l's part of fragment (mt, ct) (M = k,
+    // N = c) of tap (s, r) over split sp. Update loop: kb.x = the k-block within the split.
+    Halide::Func partial;
+    Halide::Func res;  // res = partial: the stage a schedule stores per block
+    Halide::Func ws;   // ws(s, r, cg, k, sp) from res: the f32 partial sums (workspace, stage 1 of 2)
+    Halide::Func dw;   // dw(s, r, cg, k) = sum of ws over sp in a fixed order
+    Halide::Func out;  // alpha * dw + beta * prev, encoded
+    Halide::Var i{"i"}, l{"l"}, mt{"mt"}, ct{"ct"}, s{"s"}, r{"r"}, cg{"cg"}, k{"k"}, sp{"sp"};
+    Halide::RDom kb, rsp;
+    Halide::Expr splits;
+    Halide::Expr beta;
+};
+BwdWeightMmaGraph define_bwd_weight_mma(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws,
+                                        Halide::Func out, const ConvArgs &a, DType t, StrideClass sc, FilterClass fc,
+                                        Halide::Expr max_splits, int frag_kind);
 
 }  // namespace convbwd

@@ -98,6 +98,26 @@ inline int64_t wgrad_splits(int64_t rows_total, int64_t max_splits) {
     return (rows_total + rows - 1) / rows;
 }
 
+// The matrix fragments' shapes (generators/fragments.h has their lane layouts): kind 0 = 32x32x8
+// over a 64-lane wave (AMD MFMA), kind 1 = 16x8x16 over a 32-lane warp (NVIDIA mma.sync); elems
+// f32 results per lane, a_per_lane / b_per_lane operand elements per lane.
+namespace frag {
+struct Shape {
+    int kind, lanes, M, N, K, elems, a_per_lane, b_per_lane;
+};
+inline Shape shape(int kind) {
+    return kind == 0 ? Shape{0, 64, 32, 32, 8, 16, 4, 4} : Shape{1, 32, 16, 8, 16, 4, 8, 4};
+}
+}  // namespace frag
+
+// Backward-weight on fragments: the reduction's units are k-blocks of fragment-K pixels along a
+// row (rows of q columns, n_rows of them; a flat problem is one row of H*W per image). One
+// definition for the generator (Halide Exprs) and the dispatcher's split count (integers).
+template <class T>
+T mma_weight_kblocks(const T &rows, const T &cols, int frag_k) {
+    return rows * ((cols + frag_k - 1) / frag_k);
+}
+
 // The backward-weight workspace ws(s, r, cg, k, split) is packed with its dims in this order,
 // innermost first: a GPU thread's partial sums for one filter row (its taps x channels) are
 // contiguous and its neighbours' along cg follow, so a warp's stores are too. The generators

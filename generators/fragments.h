@@ -30,12 +30,7 @@
 
 namespace convbwd::frag {
 
-struct Shape {
-    int kind, lanes, M, N, K, elems, a_per_lane, b_per_lane;
-};
-inline Shape shape(int kind) {
-    return kind == 0 ? Shape{0, 64, 32, 32, 8, 16, 4, 4} : Shape{1, 32, 16, 8, 16, 4, 8, 4};
-}
+// frag::Shape and frag::shape(kind): generators/conv_problem.h (the runtime sizes splits by them).
 
 using Halide::Expr;
 // Operand element j of lane l: its row (A) / column (B) within the fragment, and its k.

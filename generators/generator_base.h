@@ -54,6 +54,7 @@ CONVBWD_GEN_KNOBS(BwdWeightNarrowHostKnobs, BwdWeightNarrowHostParams, CONVBWD_B
 CONVBWD_GEN_KNOBS(BwdDataGpuKnobs, BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
 CONVBWD_GEN_KNOBS(BwdDataMmaGpuKnobs, BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
 CONVBWD_GEN_KNOBS(BwdWeightGpuKnobs, BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
+CONVBWD_GEN_KNOBS(BwdWeightMmaGpuKnobs, BwdWeightMmaGpuParams, CONVBWD_BWD_WEIGHT_MMA_GPU_KNOBS)
 
 // Inputs, outputs and class constraints shared by both directions.
 template <class Gen>
@@ -216,6 +217,11 @@ protected:
         require_groups(args);
         BwdWeightGraph g = define_bwd_weight(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
                                              filter_class, max(*splits, 1), Gen::kGroups, Gen::kImageSplits);
+        constrain_weight_buffers();
+        return g;
+    }
+    // Backward-weight's layout, class and workspace constraints (every backward-weight family).
+    void constrain_weight_buffers() {
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);
         constrain_filter(*out);
@@ -233,7 +239,6 @@ protected:
             ws->dim(d).set_stride(stride);
             stride *= ws->dim(d).extent();
         }
-        return g;
     }
 };
 

@@ -52,7 +52,7 @@ public:
     }
 };
 
-// Matrix fragments (conv_bwd_data_mma_gpu): stride-1 classes as an implicit GEMM.
+// Matrix fragments (conv_bwd_data_mma_gpu): stride classes s1 and s2 as an implicit GEMM.
 class ConvBwdDataMmaGpu : public ConvGeneratorBase<ConvBwdDataMmaGpu> {
 public:
     static constexpr bool kHasWorkspace = false;
@@ -64,12 +64,33 @@ public:
         ConvArgs args = bwd_data_args();
         add_requirement(args.groups == 1, "matrix-fragment kernels take groups == 1");
         const BwdDataMmaGpuParams p = knobs.params();
-        BwdDataMmaGraph g = define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype, filter_class, p.frag);
+        BwdDataMmaGraph g = define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.frag);
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);
         constrain_filter(*b);
         require_valid(p, "conv_bwd_data_mma_gpu");
         schedule_bwd_data_mma_gpu(g, p);
+    }
+};
+
+// Matrix fragments (conv_bwd_weight_mma_gpu): an implicit GEMM per filter tap, split over the
+// pixels' k-blocks into the workspace.
+class ConvBwdWeightMmaGpu : public ConvGeneratorBase<ConvBwdWeightMmaGpu> {
+public:
+    static constexpr bool kHasWorkspace = true;
+    static constexpr Direction kDir = Direction::BwdWeight;
+    static constexpr GroupClass kGroups = GroupClass::Any;
+    BwdWeightMmaGpuKnobs knobs;
+
+    void generate() {
+        ConvArgs args = bwd_weight_args();
+        add_requirement(args.groups == 1, "matrix-fragment kernels take groups == 1");
+        const BwdWeightMmaGpuParams p = knobs.params();
+        BwdWeightMmaGraph g = define_bwd_weight_mma(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
+                                                    filter_class, max(*splits, 1), p.frag);
+        constrain_weight_buffers();
+        require_valid(p, "conv_bwd_weight_mma_gpu");
+        schedule_bwd_weight_mma_gpu(g, p);
     }
 };
 
@@ -125,6 +146,7 @@ HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuAny, conv_bwd_weight_gpu
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuDw, conv_bwd_weight_dw_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataScatterGpu, conv_bwd_data_scatter_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataMmaGpu, conv_bwd_data_mma_gpu)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightMmaGpu, conv_bwd_weight_mma_gpu)
 // The autoscheduler baselines (schedules/spaces.h): the same generators, run by convbwd-tune with
 // autoscheduler=Anderson2021 and estimates=...
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataGpuAny, conv_bwd_data_anderson2021_gpu)

@@ -409,34 +409,36 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
 namespace convbwd {
 
 // Matrix fragments (conv_bwd_data_mma_gpu): one block = one wave (64 lanes, AMD) or warp (32,
-// NVIDIA) computing tile_m x tile_n fragments. acc lives per lane in registers (the fragment's
-// elements per lane each); each k-block loads the lane's operand elements and makes the calls of
-// each fragment, which the target's prelude merges into one matrix instruction. Every lane runs
-// every call: res (the block's fragments, in shared memory) has a fixed extent (bound), so no
-// guard reaches acc; out reads res with the lanes along the channels (coalesced stores),
-// guarded at the tails.
+// NVIDIA) computing tile_m x tile_n fragments of each stride phase of its columns (one phase at
+// stride 1). acc lives per lane in registers (the fragment's elements per lane each); each k-block
+// loads the lane's operand elements and makes the calls of each fragment, which the target's
+// prelude merges into one matrix instruction. Every lane runs every call: res (the block's
+// fragments, in shared memory) has a fixed extent (bound), so no guard reaches acc but the
+// stride's tap test, the same for every lane; out reads res with the lanes along the channels
+// (coalesced stores), guarded at the tails.
 void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p) {
     const frag::Shape fs = frag::shape(p.frag);
     const int tm = p.tile_m, tn = p.tile_n;
     Var xo("xo"), xi("xi"), co("co"), ci("ci"), yn("yn"), t("t"), to("to"), ti("ti");
-    g.res.bound(g.i, 0, fs.elems).bound(g.l, 0, fs.lanes);
+    g.res.bound(g.i, 0, fs.elems).bound(g.l, 0, fs.lanes).bound(g.ph, 0, g.sx);
     g.res.compute_at(g.out, co)
         .store_in(MemoryType::GPUShared)
         .bound_extent(g.mt, tm)
         .bound_extent(g.ct, tn)
-        .reorder(g.i, g.mt, g.ct, g.l, g.y, g.n)
+        .reorder(g.i, g.mt, g.ct, g.ph, g.l, g.y, g.n)
         .gpu_threads(g.l)
         .unroll(g.i)
         .unroll(g.mt)
         .unroll(g.ct);
-    g.acc.compute_at(g.res, g.l).unroll(g.i).unroll(g.mt).unroll(g.ct);
+    // Phases inside the lane's loop: acc (per phase) stays in the lane's registers.
+    g.acc.compute_at(g.res, g.ph).store_in(MemoryType::Register).unroll(g.i).unroll(g.mt).unroll(g.ct);
     g.acc.update()
-        .reorder(g.i, g.mt, g.ct, g.kb.x, g.kb.y, g.kb.z, g.l, g.y, g.n)
+        .reorder(g.i, g.mt, g.ct, g.kb.x, g.kb.y, g.kb.z, g.ph, g.l, g.y, g.n)
         .unroll(g.i)
         .unroll(g.mt)
         .unroll(g.ct);
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
-        s.split(g.x, xo, xi, fs.M * tm, TailStrategy::GuardWithIf)
+        s.split(g.x, xo, xi, fs.M * tm * g.sx, TailStrategy::GuardWithIf)
             .split(g.c, co, ci, fs.N * tn, TailStrategy::GuardWithIf)
             .reorder(ci, xi, co, xo, g.y, g.n)
             .fuse(g.y, g.n, yn)
@@ -445,6 +447,52 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p)
             .gpu_blocks(co, xo, yn)
             .gpu_threads(ti);
     });
+}
+
+// Matrix fragments (conv_bwd_weight_mma_gpu): one block = one wave or warp computing tile_m x
+// tile_n fragments (k x c) of one filter tap over one split of the pixels, as the backward-data
+// schedule above (acc per lane in registers, the block's fragments through shared memory, every
+// lane running every call); the block writes its partials to the workspace with the lanes along
+// the channels, and a second kernel sums the splits in order (as conv_bwd_weight_gpu's).
+void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuParams &p) {
+    const frag::Shape fs = frag::shape(p.frag);
+    const int tm = p.tile_m, tn = p.tile_n;
+    Var co("co"), ci("ci"), ko("ko"), ki("ki"), t("t"), to("to"), ti("ti"), tile("tile"), tap("tap");
+    g.ws.split(g.cg, co, ci, fs.N * tn, TailStrategy::GuardWithIf)
+        .split(g.k, ko, ki, fs.M * tm, TailStrategy::GuardWithIf)
+        .reorder(ci, ki, co, ko, g.s, g.r, g.sp)
+        .fuse(ci, ki, t)
+        .split(t, to, ti, fs.lanes)
+        .fuse(co, ko, tile)
+        .fuse(g.s, g.r, tap)
+        .gpu_blocks(tile, tap, g.sp)
+        .gpu_threads(ti);
+    g.res.bound(g.i, 0, fs.elems).bound(g.l, 0, fs.lanes);
+    g.res.compute_at(g.ws, tile)
+        .store_in(MemoryType::GPUShared)
+        .bound_extent(g.mt, tm)
+        .bound_extent(g.ct, tn)
+        .reorder(g.i, g.mt, g.ct, g.l, g.s, g.r, g.sp)
+        .gpu_threads(g.l)
+        .unroll(g.i)
+        .unroll(g.mt)
+        .unroll(g.ct);
+    g.partial.compute_at(g.res, g.l).unroll(g.i).unroll(g.mt).unroll(g.ct);
+    g.partial.update()
+        .reorder(g.i, g.mt, g.ct, g.kb.x, g.l, g.s, g.r, g.sp)
+        .unroll(g.i)
+        .unroll(g.mt)
+        .unroll(g.ct);
+
+    Var cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi");
+    g.out.compute_root();
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+        s.reorder(g.cg, g.k, g.s, g.r)
+            .gpu_tile(g.cg, g.k, cbo, kbo, cbi, kbi, 16, 8, TailStrategy::GuardWithIf)
+            .fuse(g.s, g.r, tap)
+            .gpu_blocks(tap);
+    });
+    g.dw.compute_at(g.out, cbi);
 }
 
 }  // namespace convbwd

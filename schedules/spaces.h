@@ -139,11 +139,11 @@ CONVBWD_DEFINE_PARAMS(BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_
       "1 = a pointwise stride-1 problem with dense planes is presented as one row of H*W columns", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
 
-// ---- Backward-data, GPU, matrix instructions (conv_bwd_data_mma_gpu): a stride-1 NHWC f16/bf16
-// problem as the implicit GEMM dx[pixel, c] = sum_{tap, k} dy[pixel - tap, k] w[tap, k, c] on
-// matrix fragments (generators/fragments.h): one wave (AMD, 64 lanes) or warp (NVIDIA, 32) per block, tile_m x
-// tile_n fragments per wave, f32 accumulation in registers, the result written through shared
-// memory.
+// ---- Backward-data, GPU, matrix instructions (conv_bwd_data_mma_gpu): an NHWC f16/bf16 problem of
+// stride 1 or 2 as the implicit GEMM dx[pixel, c] = sum_{tap, k} dy[(pixel - tap) / stride, k]
+// w[tap, k, c] on matrix fragments (generators/fragments.h): one wave (AMD, 64 lanes) or warp
+// (NVIDIA, 32) per block, tile_m x tile_n fragments per wave and stride phase, f32 accumulation
+// in registers, the result written through shared memory.
 #define CONVBWD_BWD_DATA_MMA_GPU_KNOBS(X)                                                                   \
     X(frag, 0, Compile, "f!",                                                                                \
       "fragment: 0 = 32x32x8 over a 64-lane wave (AMD v_mfma_f32_32x32x8*); 1 = 16x8x16 over a 32-lane "   \
@@ -154,6 +154,31 @@ CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
     X(tile_n, 1, Compile, "n!", "fragments per wave along the channels (32 or 8 channels each)", 1, 2, 4, 8) \
     X(flat, 1, Launch, "", "1 = a pointwise problem with dense planes presented as one row of H*W pixels (else a row is W pixels)", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
+
+// ---- Backward-weight, GPU, matrix instructions (conv_bwd_weight_mma_gpu): an NHWC f16/bf16 problem
+// (any stride, filter, dilation) as one implicit GEMM per filter tap, dw[k, c] = sum_{pixel}
+// dy[pixel, k] x[pixel * stride + tap, c], on matrix fragments: one wave (AMD) or warp (NVIDIA)
+// per block holds tile_m x tile_n fragments (k x c) of one tap and one split of the reduction
+// over the pixels' k-blocks (rows of columns, in fragment-K steps); the f32 partials go to the
+// workspace and a second kernel sums them in a fixed order.
+#define CONVBWD_BWD_WEIGHT_MMA_GPU_KNOBS(X)                                                                 \
+    X(frag, 0, Compile, "f!",                                                                                \
+      "fragment: 0 = 32x32x8 over a 64-lane wave (AMD v_mfma_f32_32x32x8*); 1 = 16x8x16 over a 32-lane "   \
+      "warp (NVIDIA mma.sync.m16n8k16, inline PTX on NVIDIA's OpenCL); other OpenCL devices run either "   \
+      "layout emulated in local memory",                                                                     \
+      0, 1)                                                                                                  \
+    X(tile_m, 1, Compile, "m!", "fragments per wave along the output channels k (32 or 16 each)", 1, 2, 4, 8) \
+    X(tile_n, 1, Compile, "n!", "fragments per wave along the input channels c (32 or 8 each)", 1, 2, 4, 8)   \
+    X(flat, 1, Launch, "",                                                                                   \
+      "1 = a pointwise stride-1 problem with dense planes presented as one row of H*W pixels (else a row "  \
+      "is W pixels: a fragment's k-block of pixels stays within a row)",                                     \
+      0, 1)                                                                                                  \
+    X(max_splits, 1024, Launch, "", "cap on the partial sums over the pixels' k-blocks (workspace <= 256 MiB)", \
+      1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)                                              \
+    X(split_blocks, 1056, Launch, "",                                                                        \
+      "waves per launch the split count aims at (1056 = 8 per H100 multiprocessor)", 132, 264, 528, 1056,   \
+      2112, 4224, 8448)
+CONVBWD_DEFINE_PARAMS(BwdWeightMmaGpuParams, CONVBWD_BWD_WEIGHT_MMA_GPU_KNOBS)
 
 // ---- Backward-weight, GPU (conv_bwd_weight_gpu) ----
 #define CONVBWD_BWD_WEIGHT_GPU_KNOBS(X)                                                                      \
@@ -194,6 +219,8 @@ inline int BwdWeightHostParams::column_vector() const { return 1; }
 inline int BwdWeightDwHostParams::column_vector() const { return 1; }
 inline int BwdDataMmaGpuParams::channel_vector() const { return 1; }
 inline int BwdDataMmaGpuParams::column_vector() const { return 1; }
+inline int BwdWeightMmaGpuParams::channel_vector() const { return 1; }
+inline int BwdWeightMmaGpuParams::column_vector() const { return 1; }
 inline int BwdDataGpuParams::column_vector() const { return stage ? 1 : std::max(1, xvec); }
 inline int BwdWeightGpuParams::column_vector() const { return 1; }
 
@@ -271,7 +298,10 @@ inline const std::vector<Family> &families() {
          "backward-weight, split reduction, a register tile per thread"},
         {"conv_bwd_data_mma_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "mma",
          &BwdDataMmaGpuParams::knobs,
-         "stride-1 NHWC f16/bf16 backward-data as an implicit GEMM on matrix fragments (MFMA, mma.sync; emulated elsewhere)"},
+         "NHWC f16/bf16 backward-data (stride 1, 2) as an implicit GEMM on matrix fragments (MFMA, mma.sync; emulated elsewhere)"},
+        {"conv_bwd_weight_mma_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Any, "mma",
+         &BwdWeightMmaGpuParams::knobs,
+         "NHWC f16/bf16 backward-weight as an implicit GEMM per filter tap on matrix fragments, split over the pixels"},
         {"conv_bwd_data_dw_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Depthwise, "dw", &BwdDataGpuParams::knobs,
          "depthwise backward-data (c = k = groups): the GPU tiles read in place"},
         {"conv_bwd_weight_dw_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Depthwise, "dw",
@@ -293,7 +323,9 @@ inline const std::vector<Family> &families() {
 }
 // Whether a family's kernels call matrix fragments (generators/fragments.h): their OpenCL C needs a
 // prelude first (cmake/ConvbwdKernels.cmake, convbwd-tune's builds) and they take one group only.
-inline bool calls_fragments(const Family &f) { return f.knobs == &BwdDataMmaGpuParams::knobs; }
+inline bool calls_fragments(const Family &f) {
+    return f.knobs == &BwdDataMmaGpuParams::knobs || f.knobs == &BwdWeightMmaGpuParams::knobs;
+}
 
 inline const Family *find_family(const std::string &name) {
     for (const Family &f : families())
@@ -455,10 +487,18 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         const auto p = to_params<BwdWeightHostParams>(vals);
         if (!(e = need(p.tile_c * p.tile_k <= budget(p.vec), acc_rule("tile_c * tile_k", p.vec))).empty()) return e;
     } else if (calls_fragments(f)) {
-        const auto p = to_params<BwdDataMmaGpuParams>(vals);
+        // The same knobs in both directions' tables (frag, tile_m, tile_n first).
+        const auto p = f.dir == Direction::BwdData ? to_params<BwdDataMmaGpuParams>(vals) : [&] {
+            const auto w = to_params<BwdWeightMmaGpuParams>(vals);
+            BwdDataMmaGpuParams d;
+            d.frag = w.frag, d.tile_m = w.tile_m, d.tile_n = w.tile_n;
+            return d;
+        }();
         if (!(e = need(c.dtype != DType::F32, "matrix fragments take f16 or bf16 (f32 has no matrix instruction here)")).empty()) return e;
-        if (!(e = need(c.layout == Layout::NHWC && c.stride == StrideClass::S1,
-                       "matrix fragments: nhwc, stride class s1 (any filter)")).empty()) return e;
+        if (!(e = need(c.layout == Layout::NHWC, "matrix fragments: layout nhwc")).empty()) return e;
+        if (!(e = need(f.dir == Direction::BwdWeight || c.stride != StrideClass::Any,
+                       "matrix-fragment backward-data: stride class s1 or s2 (a compile-time stride: its phases are "
+                       "a block's)")).empty()) return e;
         if (!(e = need(c.device == Device::OpenCL || c.device == Device::AmdGpu,
                        "matrix fragments are built for amdgpu (MFMA) and opencl (emulated); cuda needs the PTX route")).empty())
             return e;
@@ -466,8 +506,8 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
                        "frag=1 (NVIDIA's m16n8k16) is for opencl (amdgpu: frag=0, MFMA)")).empty()) return e;
         if (!(e = need(p.frag == 1 || p.tile_m * p.tile_n <= 4,
                        "frag=0: tile_m * tile_n <= 4 fragments (16 f32 accumulators each: 64 VGPRs)")).empty()) return e;
-        if (!(e = need(p.frag == 1 || c.filter == FilterClass::K1 || p.tile_m * p.tile_n <= 2,
-                       "frag=0 over filter taps (k3, any): tile_m * tile_n <= 2 fragments (4 took 132 VGPRs on "
+        if (!(e = need(p.frag == 1 || c.filter == FilterClass::K1 || f.dir == Direction::BwdWeight || p.tile_m * p.tile_n <= 2,
+                       "frag=0 backward-data over filter taps (k3, any): tile_m * tile_n <= 2 fragments (4 took 132 VGPRs on "
                        "gfx90a in f16: 3 waves per SIMD)")).empty())
             return e;
         if (!(e = need(p.frag == 0 || p.tile_m * p.tile_n <= 32,

@@ -4,10 +4,13 @@
 #   1. conformance against the double reference: native (frag=1: inline-PTX mma.sync; frag=0: the
 #      emulated 32x32x8 AMD layout) and with CONVBWD_FRAGMENTS=emulated (both layouts emulated);
 #      (SKIP_TESTS=1: not this time)
-#   2. (MMA_KERNELS: a regex over the frag=1 kernels to time; SUITES, ITERS, VERIFY; CLASS=spatial:
-#      the other stride-1 layers with the s1 k3 / any kernels) the pointwise stride-1 layers of the suites in shapes/ (bf16, NHWC, backward-data) against
-#      cuDNN in the same process (CUDA beside the OpenCL queue, TF32 off): the frag=1 kernels, the
-#      library's cuda default (SIMT), and cuDNN in NCHW for the peer's best layout.
+#   2. DIR=bwd_data (default): the suites' stride-1 layers (CLASS=pointwise: 1x1, with the s1 k1
+#      kernels; CLASS=spatial: the others, with the s1 k3 / any kernels); DIR=bwd_weight: every
+#      ungrouped layer (any stride; pointwise: the k1 kernels, spatial: the any ones). bf16, NHWC,
+#      against cuDNN in the same process (CUDA beside the OpenCL queue, TF32 off): the frag=1
+#      kernels (MMA_KERNELS: a regex over them), the library's cuda default (SIMT), and cuDNN in
+#      NCHW for the peer's best layout. SUITES, ITERS, VERIFY as named; BUDGET_S: no suite starts
+#      after this many seconds (the table and the archive still come back).
 # Carry .device/bin (scripts/gpu_build.sh). Rows and logs in $OUT; a table is printed last.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -29,15 +32,19 @@ CONVBWD_FRAGMENTS=emulated timeout ${TEST_TIMEOUT:-240} "$bin/convbwd_tests" --t
 rows+=("conformance emulated: rc=$? $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_emulated.log" | tr '\n' ' ')")
 fi
 
-# The suites' stride-1 ungrouped layers as bf16 backward-data lines: CLASS=pointwise (default) the
-# 1x1 ones, CLASS=spatial the others (3x3, 5x5, 1x7, dilated).
+# The suites' ungrouped layers as bf16 lines of the direction (-F 2 / -F 4): backward-data's
+# stride-1 ones only. CLASS=pointwise (default) the 1x1 ones, CLASS=spatial the others (3x3, 5x5,
+# 1x7, dilated).
+dir=${DIR:-bwd_data}
+if [ "$dir" = bwd_data ]; then F=2 prefix=bwdd strides=s1 not_strided='-[uv] [2-9]|'
+else F=4 prefix=bwdw strides=any not_strided=''; fi
 suite_file() {
-  grep -E -- '^conv ' "shapes/$1.txt" | grep -vE -- '-[uv] [2-9]|-g ([2-9]|[1-9][0-9])' |
+  grep -E -- '^conv[a-z0-9]* ' "shapes/$1.txt" | grep -vE -- "${not_strided}-g ([2-9]|[1-9][0-9])" |
       if [ "${CLASS:-pointwise}" = pointwise ]; then grep -E -- '-y 1 -x 1 '; else grep -vE -- '-y 1 -x 1 '; fi |
-      sed -e 's/^conv /convbfp16 /' -e 's/-F [0-9]/-F 2/'
+      sed -e 's/^conv[a-z0-9]* /convbfp16 /' -e "s/-F [0-9]/-F $F/"
 }
 filters=k1; [ "${CLASS:-pointwise}" = pointwise ] || filters='(k3|any)'
-kernels=$("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "bwdd_bf16_nhwc_s1_${filters}_opencl_mmaf1[a-z0-9]*" |
+kernels=$("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "${prefix}_bf16_nhwc_${strides}_${filters}_opencl_mmaf1[a-z0-9]*" |
           sort -u | grep -E "${MMA_KERNELS:-.}")
 default_suites="resnet50 mobilenet_v2 efficientnet_b0 inception_v3 deeplab_v3"
 [ "${CLASS:-pointwise}" = pointwise ] || default_suites="resnet50 vgg16 unet inception_v3 deeplab_v3"
@@ -45,7 +52,8 @@ for s in ${SUITES:-$default_suites}; do
   f=/tmp/mma_$s.txt
   suite_file $s > $f
   [ -s $f ] || continue
-  echo "== $s: $(wc -l < $f) ${CLASS:-pointwise} layers"
+  echo "== $s: $(wc -l < $f) ${CLASS:-pointwise} $dir layers"
+  if [ "$SECONDS" -gt "${BUDGET_S:-100000}" ]; then rows+=("$s: skipped (BUDGET_S=${BUDGET_S} s spent)"); continue; fi
   for k in $kernels; do
     timeout 120 "$bin/convbwd-driver" --shapes $f -I NHWC --target opencl --kernel $k --compare cudnn -t 1 \
         -i ${ITERS:-10} -V ${VERIFY:-1} --json > "$out/${s}_$k.json" 2> "$out/${s}_$k.err"

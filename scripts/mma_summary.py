@@ -8,6 +8,7 @@ import glob
 import json
 import math
 import os
+import re
 import sys
 from collections import defaultdict
 
@@ -35,7 +36,7 @@ for path in sorted(glob.glob(os.path.join(d, "*.json"))):
     base = os.path.basename(path)[: -len(".json")]
     if base.endswith("_cuda_NCHW"):
         continue
-    suite = base.split("_bwdd_")[0] if "_bwdd_" in base else base.split("_cuda_")[0]
+    suite = re.split(r"_bwd[dw]_|_cuda_", base)[0]
     for r in rows(path):
         if r.get("error") or not r.get("time_ms") or not r.get("peer_time_ms"):
             continue

@@ -298,22 +298,38 @@ TEST_CASE("vec: channel-vector backward-data kernels over channel, column and gr
 }
 
 // Matrix-fragment kernels (generators/fragments.h; emulated on OpenCL, MFMA on amdgpu): pixels,
-// channels and k past whole 32 x 32 x 8 fragments (and past a wave's tile_m x tile_n of them),
-// planes read as one row (dense) and as rows of W pixels (padded strides through the harness's
-// layout), beta; a grouped problem is refused by name.
-TEST_CASE("matrix fragments: pointwise kernels over fragment, k-block and channel tails; groups refused") {
+// channels and k past whole fragments (and past a wave's tile_m x tile_n of them), planes read as
+// one row (dense) and as rows of W pixels (padded strides through the harness's layout), beta;
+// stride 2's phases (backward-data, class s2: columns and rows past whole fragments of a phase);
+// backward-weight's k-blocks of a row past Q, many splits (the last one short), strides 2 and
+// dilation 2 for the filter class any; a grouped problem is refused by name.
+TEST_CASE("matrix fragments: kernels over fragment, k-block, split and channel tails; groups refused") {
     const int frag_kernels = for_each_usable_kernel(
-        [](const convbwd_kernel_desc &d) { return std::string(d.family) == "conv_bwd_data_mma_gpu"; },
+        [](const convbwd_kernel_desc &d) {
+            return std::string(d.family) == "conv_bwd_data_mma_gpu" || std::string(d.family) == "conv_bwd_weight_mma_gpu";
+        },
         [&](const convbwd_kernel_desc &d, Device device) {
         std::mt19937 rng(std::hash<std::string>{}(d.name));
         const DType dt = d.dtype == CONVBWD_F16 ? DType::F16 : DType::BF16;
+        const Direction dir = d.direction == CONVBWD_BWD_DATA ? Direction::BwdData : Direction::BwdWeight;
+        const bool any_filter = std::string(d.filter_class) == "any";
         struct Shape { int N, C, H, W, K; };
         int tested = 0;
-        for (Shape sh : {Shape{1, 32, 4, 8, 8}, Shape{2, 70, 5, 13, 19}, Shape{1, 129, 3, 45, 40}, Shape{3, 8, 1, 1, 3}}) {
+        for (Shape sh : {Shape{1, 32, 4, 8, 8}, Shape{2, 70, 5, 13, 19}, Shape{1, 129, 3, 45, 40}, Shape{3, 8, 1, 1, 3},
+                         Shape{5, 33, 17, 19, 65}}) {
             ConvProblem p = problem_of_class(d, sh.N, sh.C, sh.H, sh.W, sh.K, 1);
             p.dtype = dt;
-            check_problem(p, Direction::BwdData, d.name, rng, tested % 2 ? -2.0f : 0.0f, device);
+            if (sh.H * sh.W == 1 && std::string(d.stride_class) == "s2") continue;  // a 1x1 plane has no stride
+            check_problem(p, dir, d.name, rng, tested % 2 ? -2.0f : 0.0f, device);
             tested++;
+            if (dir == Direction::BwdWeight && any_filter && sh.W >= 4) {  // stride 2 with a 3x3; a dilated 1x3, asymmetric pad
+                ConvProblem s2 = p;
+                s2.stride_h = s2.stride_w = 2, s2.P = s2.Q = 0;
+                check_problem(with_derived_output(s2), dir, d.name, rng, 0.0f, device);
+                ConvProblem dl = p;
+                dl.R = 1, dl.S = 3, dl.dilation_w = 2, dl.pad_top = dl.pad_bottom = 0, dl.pad_left = 2, dl.pad_right = 1, dl.P = dl.Q = 0;
+                check_problem(with_derived_output(dl), dir, d.name, rng, 0.5f, device);
+            }
         }
         ConvProblem g = problem_of_class(d, 1, 64, 4, 4, 64, 2);
         g.dtype = dt;
@@ -322,7 +338,7 @@ TEST_CASE("matrix fragments: pointwise kernels over fragment, k-block and channe
         e.kernel = d.name;
         e.target = d.target;
         const char *got = nullptr;
-        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, d.dtype, d.layout, &e, &got) == CONVBWD_NO_KERNEL);
+        CHECK(convbwd_select_kernel(&c, d.direction, d.dtype, d.layout, &e, &got) == CONVBWD_NO_KERNEL);
         CHECK(std::string(convbwd_last_error()).find("groups: a matrix-fragment kernel") != std::string::npos);
         });
     MESSAGE(frag_kernels, " matrix-fragment kernels");  // none where candidates are not built

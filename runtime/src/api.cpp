@@ -299,8 +299,8 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     // Kernels built for it (flat) see a pointwise stride-1 problem with dense dy and dx planes as
     // one row of H*W columns: late layers' rows of 7 or 14 columns would leave most of a block's
     // column threads idle.
-    if (dir == Direction::BwdData && flattens_pointwise_plane(sel, p) && q.planes_dense)
-        for (HalideView *v : {&a, &out}) {
+    if (flattens_pointwise_plane(sel, p) && q.planes_dense)  // dy and dx; x and dy
+        for (HalideView *v : {&a, dir == Direction::BwdData ? &out : &b}) {
             v->dim[0].extent *= v->dim[1].extent;
             v->dim[1].extent = 1;
             v->dim[1].stride = v->dim[0].extent;  // a one-row dim's stride is never used
@@ -314,7 +314,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     halide_dimension_t wd[5];
     halide_buffer_t ws{};
     if (dir == Direction::BwdWeight) {
-        const int64_t ext[5] = {p.S, p.R, p.C / p.G, p.K, weight_splits(sel, p)};
+        const int64_t ext[5] = {p.S, p.R, p.C / p.G, p.K, weight_splits(sel, q)};
         int64_t stride = 1;
         for (int d : kWorkspaceDimOrder) {
             wd[d] = halide_dimension_t(0, (int32_t)ext[d], (int32_t)stride);

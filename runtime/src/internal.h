@@ -68,7 +68,8 @@ int64_t workspace_bytes(const Selection &s, const ConvProblem &p);
 int64_t weight_max_splits(const Selection &s, const ConvProblem &p);
 // Host backward-weight: the most of the N*P*Q terms summed into one f32 partial (accuracy).
 constexpr int64_t kWgradTermsPerSplit = int64_t{1} << 18;
-int64_t weight_splits(const Selection &s, const ConvProblem &p);
+struct Query;
+int64_t weight_splits(const Selection &s, const Query &q);
 
 // Whether a selection sees problem p's spatial plane as one row (launch knob flat): a pointwise
 // stride-1 unpadded problem, P x Q = H x W. The caller still checks that the planes are dense.

@@ -193,6 +193,16 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
         // fixed order. The workspace cap below still holds (docs/KERNELS.md, "Accuracy").
         need = (rows * p.Q + kWgradTermsPerSplit - 1) / kWgradTermsPerSplit;
         want = std::max<int64_t>(want, need);
+    } else if (calls_fragments(*s.knobs.family)) {
+        // Enough waves per launch to fill a large GPU: split_blocks over the blocks one split
+        // has (every tap's tile_m x tile_n fragments). The kernel runs at most as many splits as
+        // its k-blocks (mma_weight_kblocks): weight_splits.
+        const BwdWeightMmaGpuParams g = params_of<BwdWeightMmaGpuParams>(s);
+        const frag::Shape fs = frag::shape(g.frag);
+        const int64_t tiles = ((p.K + fs.M * g.tile_m - 1) / (fs.M * g.tile_m)) *
+                              ((Cg + fs.N * g.tile_n - 1) / (fs.N * g.tile_n)) * p.R * p.S;
+        want = std::min<int64_t>(g.max_splits, (g.split_blocks + tiles - 1) / tiles);
+        return std::max<int64_t>(1, std::min(want, by_workspace));
     } else {
         // Enough blocks per launch (one launch per filter tap) to fill a large GPU: split_blocks
         // (528 = 4 x 132 multiprocessors) from the tiles one split has.
@@ -222,8 +232,7 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
 }
 
 bool flattens_pointwise_plane(const Selection &s, const ConvProblem &p) {
-    const KernelInfo &k = *s.kernel;
-    if (k.dir != Direction::BwdData || k.device == Device::Host) return false;
+    if (s.kernel->device == Device::Host) return false;
     return s.knobs.get("flat") && p.R == 1 && p.S == 1 && p.stride_h == 1 && p.stride_w == 1 &&
            p.pad_top == 0 && p.pad_bottom == 0 && p.pad_left == 0 && p.pad_right == 0;
 }
@@ -231,7 +240,9 @@ bool flattens_pointwise_plane(const Selection &s, const ConvProblem &p) {
 int channel_vector(const KernelInfo &k) {
     if (k.device == Device::Host) return 1;
     const KnobValues &kv = kernel_knobs(k);  // compile-time knobs: no launch override matters
-    if (calls_fragments(*kv.family)) return to_params<BwdDataMmaGpuParams>(kv).channel_vector();
+    if (calls_fragments(*kv.family))
+        return k.dir == Direction::BwdData ? to_params<BwdDataMmaGpuParams>(kv).channel_vector()
+                                           : to_params<BwdWeightMmaGpuParams>(kv).channel_vector();
     return k.dir == Direction::BwdData ? to_params<BwdDataGpuParams>(kv).channel_vector()
                                        : to_params<BwdWeightGpuParams>(kv).channel_vector();
 }
@@ -241,8 +252,10 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q) {
     const ConvProblem &p = q.problem;
     if (k.device == Device::Host) return 0;
     const int64_t N = p.N, H = p.H, pads = (int64_t)p.pad_top + p.pad_bottom;
-    if (calls_fragments(*s.knobs.family))  // no staged copy
+    if (calls_fragments(*s.knobs.family)) {  // no staged copy; backward-weight: tiles, taps, splits
+        if (k.dir == Direction::BwdWeight) return 0;
         return flattens_pointwise_plane(s, p) && q.planes_dense ? N : H * N;
+    }
     if (k.dir == Direction::BwdData) {
         const BwdDataGpuParams g = params_of<BwdDataGpuParams>(s);
         // The output (and a stride phase array) fuses rows and images; a plane read as one row
@@ -269,13 +282,24 @@ int column_vector(const KernelInfo &k) {
     return to_params<BwdDataGpuParams>(kv).column_vector();
 }
 
-int64_t weight_splits(const Selection &s, const ConvProblem &p) {
+int64_t weight_splits(const Selection &s, const Query &q) {
+    const ConvProblem &p = q.problem;
+    if (calls_fragments(*s.knobs.family)) {  // splits of the k-blocks (a flat plane is one row)
+        const bool flat = flattens_pointwise_plane(s, p) && q.planes_dense;
+        const int64_t rows = flat ? p.N : (int64_t)p.N * p.P, cols = flat ? (int64_t)p.P * p.Q : p.Q;
+        const int fk = frag::shape(s.knobs.get("frag")).K;
+        return wgrad_splits(mma_weight_kblocks<int64_t>(rows, cols, fk), weight_max_splits(s, p));
+    }
     return wgrad_splits((int64_t)p.N * p.P, weight_max_splits(s, p));
 }
 
 int64_t workspace_bytes(const Selection &s, const ConvProblem &p) {
     if (s.kernel->dir != Direction::BwdWeight) return 0;
-    return (int64_t)p.K * (p.C / p.G) * p.R * p.S * weight_splits(s, p) * (int64_t)sizeof(float);
+    // The fragment kernels' split count depends on the tensors' strides (flat): sized for the
+    // most it can be (max_splits; weight_splits <= it).
+    Query q{p, Direction::BwdWeight, s.kernel->device};
+    const int64_t splits = calls_fragments(*s.knobs.family) ? weight_max_splits(s, p) : weight_splits(s, q);
+    return (int64_t)p.K * (p.C / p.G) * p.R * p.S * splits * (int64_t)sizeof(float);
 }
 
 const KernelInfo *find_kernel(const std::string &name) {
