@@ -25,9 +25,11 @@ def key(r):  # the problem without layout or target
 
 
 d = sys.argv[1]
-best_peer = defaultdict(lambda: math.inf)  # (suite, problem) -> cuDNN's best time over layouts
-for path in glob.glob(os.path.join(d, "*_cuda_N?HW.json")) + glob.glob(os.path.join(d, "*_cuda_NCHW.json")):
-    suite = os.path.basename(path).split("_cuda_")[0]
+# (suite, problem) -> cuDNN's best time over layouts: every cuDNN time of the layer in the run (the
+# cuda runs' NHWC and NCHW, and NHWC beside each opencl kernel).
+best_peer = defaultdict(lambda: math.inf)
+for path in glob.glob(os.path.join(d, "*.json")):
+    suite = re.split(r"_bwd[dw]_|_cuda_", os.path.basename(path)[: -len(".json")])[0]
     for r in rows(path):
         if r.get("peer_time_ms"):
             best_peer[(suite, key(r))] = min(best_peer[(suite, key(r))], r["peer_time_ms"])

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""One network's layers across scripts/gpu_mma.sh runs (one run per layer class: pointwise,
+spatial, stride 2; each run's rows are ratios measured in its own process). For each run, the
+fragment kernel with the best geomean against cuDNN's best layout serves that run's layers (what a
+per-class tuning record would pick); a layer no fragment kernel can take keeps the library's
+cuda default from the same run. A layer in several runs counts once (the first run given).
+Prints per run and per direction the geomean against cuDNN NHWC and its best layout.
+Usage: mma_network.py SUITE DIR...  (DIR: an unpacked gpu_mma.sh archive)"""
+import glob
+import json
+import math
+import os
+import sys
+from collections import defaultdict
+
+
+def rows(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith("{"):
+                yield json.loads(line)
+
+
+def key(r):
+    return r["problem"].split(" -I ")[0]
+
+
+gm = lambda v: math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+suite, dirs = sys.argv[1], sys.argv[2:]
+seen = set()
+total = defaultdict(lambda: ([], []))  # direction -> (vs NHWC, vs best)
+print("| run | direction | layers | kernel | vs cuDNN NHWC | vs cuDNN best layout |")
+print("|---|---|---:|---|---:|---:|")
+for d in dirs:
+    best = defaultdict(lambda: math.inf)  # every cuDNN time of the layer in the run (as mma_summary.py)
+    for p in glob.glob(os.path.join(d, f"{suite}_*.json")):
+        for r in rows(p):
+            if r.get("peer_time_ms"):
+                best[key(r)] = min(best[key(r)], r["peer_time_ms"])
+    default = {}
+    p = os.path.join(d, f"{suite}_cuda_NHWC.json")
+    for r in rows(p) if os.path.exists(p) else []:
+        if r.get("time_ms") and r.get("peer_time_ms"):
+            default[key(r)] = r
+    kernels = {}
+    for p in glob.glob(os.path.join(d, f"{suite}_bwd[dw]_*.json")):
+        ok = [r for r in rows(p) if r.get("time_ms") and r.get("peer_time_ms")]
+        if ok:
+            kernels[ok[0]["kernel"]] = {key(r): r for r in ok}
+    if not kernels:
+        continue
+    pick = max(kernels, key=lambda k: gm([best[l] / r["time_ms"] for l, r in kernels[k].items()]))
+    layers = list(kernels[pick].items()) + [(l, r) for l, r in default.items() if l not in kernels[pick]]
+    nh, bl, used = [], [], set()
+    for l, r in layers:
+        if (r["direction"], l) in seen:
+            continue
+        seen.add((r["direction"], l))
+        used.add(r["kernel"])
+        nh.append(r["peer_time_ms"] / r["time_ms"])
+        bl.append(best[l] / r["time_ms"])
+        total[r["direction"]][0].append(nh[-1])
+        total[r["direction"]][1].append(bl[-1])
+    if nh:
+        label = os.path.normpath(d).removesuffix("/mma").split("mma-bf16-")[-1]
+        print(f"| {label} | {r['direction']} | {len(nh)} | "
+              f"{', '.join(sorted(used))} | {gm(nh):.3f} | {gm(bl):.3f} |")
+for direction, (nh, bl) in sorted(total.items()):
+    print(f"| all | {direction} | {len(nh)} | | **{gm(nh):.3f}** | **{gm(bl):.3f}** |")
