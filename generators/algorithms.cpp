@@ -8,10 +8,42 @@ using namespace Halide;
 
 namespace convbwd {
 
+namespace {
+// f16 as 16-bit storage (set_half_as_bits): one generator run builds one kernel for one target.
+bool g_half_as_bits = false;
+
+// f16 bits -> f32 with integer operations (normal, subnormal, zero, Inf, NaN).
+Expr half_bits_to_float(Expr h) {
+    Expr u = cast<uint32_t>(h);
+    Expr sign = (u & 0x8000) << 16, e = (u >> 10) & 0x1f, m = u & 0x3ff;
+    Expr normal = reinterpret<float>(sign | ((e + 112) << 23) | (m << 13));
+    Expr special = reinterpret<float>(sign | 0x7f800000 | (m << 13));  // Inf, NaN (payload kept)
+    Expr sub = cast<float>(m) * 5.9604644775390625e-8f;                 // m * 2^-24
+    return select(e == 0, select(sign != 0, -sub, sub), e == 31, special, normal);
+}
+
+// f32 -> f16 bits, round to nearest even; overflow to Inf, NaN stays a (quiet) NaN.
+Expr float_to_half_bits(Expr f) {
+    Expr u = reinterpret<uint32_t>(f), sign = (u >> 16) & 0x8000, a = u & 0x7fffffff;
+    // |f| >= 65536 (incl. Inf, NaN): Inf or NaN.
+    Expr big = select(a > 0x7f800000, cast<uint32_t>(0x7e00), cast<uint32_t>(0x7c00));
+    // |f| < 2^-14 (f16 subnormals and zero): adding 0.5 lets the FPU round (to nearest even) the
+    // bits below 2^-24 away; the result's low bits are then the f16 bits.
+    Expr tiny = reinterpret<uint32_t>(reinterpret<float>(a) + 0.5f) - 0x3f000000;
+    // Normal: rebias the exponent, round the 13 dropped mantissa bits to nearest even.
+    Expr odd = (a >> 13) & 1;
+    Expr normal = (a - ((127 - 15) << 23) + 0xfff + odd) >> 13;
+    Expr bits = select(a >= 0x47800000, big, a < 0x38800000, tiny, normal);
+    return cast<uint16_t>(bits | sign);
+}
+}  // namespace
+
+void set_half_as_bits(bool on) { g_half_as_bits = on; }
+
 Type storage_type(DType t) {
     switch (t) {
     case DType::F32: return Float(32);
-    case DType::F16: return Float(16);
+    case DType::F16: return g_half_as_bits ? UInt(16) : Float(16);
     case DType::BF16: return UInt(16);
     }
     return Float(32);
@@ -20,7 +52,7 @@ Type storage_type(DType t) {
 Expr decode(Expr v, DType t) {
     switch (t) {
     case DType::F32: return v;
-    case DType::F16: return cast<float>(v);
+    case DType::F16: return g_half_as_bits ? half_bits_to_float(v) : cast<float>(v);
     case DType::BF16: return reinterpret<float>(cast<uint32_t>(v) << 16);
     }
     return v;
@@ -29,7 +61,7 @@ Expr decode(Expr v, DType t) {
 Expr encode(Expr f, DType t) {
     switch (t) {
     case DType::F32: return f;
-    case DType::F16: return cast(Float(16), f);
+    case DType::F16: return g_half_as_bits ? float_to_half_bits(f) : cast(Float(16), f);
     case DType::BF16: {
         Expr u = reinterpret<uint32_t>(f);
         Expr rounded = (u + (0x7fff + ((u >> 16) & 1))) >> 16;

@@ -9,6 +9,10 @@ namespace convbwd {
 
 // Storage type of a dtype inside the kernels. bf16 is carried as 16-bit storage and converted
 // with integer shifts, so the same Funcs compile for backends without a bf16 type (OpenCL C).
+// f16 likewise where set_half_as_bits(true) (the opencl kernels: OpenCL C without cl_khr_fp16,
+// PoCL's and NVIDIA's; integer conversion, round to nearest even); else Halide's float16.
+// The runtime passes such a kernel's f16 tensors as uint16 (runtime/src/api.cpp).
+void set_half_as_bits(bool on);
 Halide::Type storage_type(DType t);
 Halide::Expr decode(Halide::Expr v, DType t);  // storage -> f32
 Halide::Expr encode(Halide::Expr f, DType t);  // f32 -> storage (round to nearest even)

@@ -561,7 +561,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
                 return e;
         }
     }
-    if (c.dtype == DType::F16 && c.device == Device::OpenCL) return "f16 on OpenCL needs cl_khr_fp16 (not built: PoCL lacks it)";
+    // f16 on OpenCL is 16-bit storage (generators/algorithms.h): built for the fragment families,
+    // whose operands go to the matrix instruction as bits; the others would convert every load.
+    if (c.dtype == DType::F16 && c.device == Device::OpenCL && !calls_fragments(f))
+        return "f16 on OpenCL: matrix-fragment families only (16-bit storage; the SIMT kernels are not built)";
     return {};
 }
 

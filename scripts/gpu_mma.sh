@@ -7,7 +7,8 @@
 #   2. DIR=bwd_data (default): the suites' stride-1 layers (CLASS=pointwise: 1x1, with the s1 k1
 #      kernels; CLASS=spatial: the others, with the s1 k3 / any kernels; STRIDE=s2: the stride-2
 #      layers with the s2 k1 / k3 kernels); DIR=bwd_weight: every
-#      ungrouped layer (any stride; pointwise: the k1 kernels, spatial: the any ones). bf16, NHWC,
+#      ungrouped layer (any stride; pointwise: the k1 kernels, spatial: the any ones). bf16 (DTYPE=f16:
+#      f16), NHWC,
 #      against cuDNN in the same process (CUDA beside the OpenCL queue, TF32 off): the frag=1
 #      kernels (MMA_KERNELS: a regex over them), the library's cuda default (SIMT), and cuDNN in
 #      NCHW for the peer's best layout. SUITES, ITERS, VERIFY as named; BUDGET_S: no suite starts
@@ -37,6 +38,8 @@ fi
 # stride-1 ones only. CLASS=pointwise (default) the 1x1 ones, CLASS=spatial the others (3x3, 5x5,
 # 1x7, dilated).
 dir=${DIR:-bwd_data}
+dtype=${DTYPE:-bf16}  # DTYPE=f16: f16 lines (convfp16) and kernels
+drv_cmd=convbfp16; [ "$dtype" = f16 ] && drv_cmd=convfp16
 only=.  # STRIDE=s2 (backward-data): the stride-2 layers, with the s2 kernels
 if [ "$dir" = bwd_data ] && [ "${STRIDE:-s1}" = s2 ]; then F=2 prefix=bwdd strides=s2 not_strided='' only='-u 2 -v 2 '
 elif [ "$dir" = bwd_data ]; then F=2 prefix=bwdd strides=s1 not_strided='-[uv] [2-9]|'
@@ -44,10 +47,10 @@ else F=4 prefix=bwdw strides=any not_strided=''; fi
 suite_file() {
   grep -E -- '^conv[a-z0-9]* ' "shapes/$1.txt" | grep -vE -- "${not_strided}-g ([2-9]|[1-9][0-9])" | grep -E -- "$only" |
       if [ "${CLASS:-pointwise}" = pointwise ]; then grep -E -- '-y 1 -x 1 '; else grep -vE -- '-y 1 -x 1 '; fi |
-      sed -e 's/^conv[a-z0-9]* /convbfp16 /' -e "s/-F [0-9]/-F $F/"
+      sed -e "s/^conv[a-z0-9]* /$drv_cmd /" -e "s/-F [0-9]/-F $F/"
 }
 filters=k1; [ "${CLASS:-pointwise}" = pointwise ] || filters='(k3|any)'
-kernels=$("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "${prefix}_bf16_nhwc_${strides}_${filters}_opencl_mmaf1[a-z0-9]*" |
+kernels=$("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "${prefix}_${dtype}_nhwc_${strides}_${filters}_opencl_mmaf1[a-z0-9]*" |
           sort -u | grep -E "${MMA_KERNELS:-.}")
 default_suites="resnet50 mobilenet_v2 efficientnet_b0 inception_v3 deeplab_v3"
 [ "${CLASS:-pointwise}" = pointwise ] || default_suites="resnet50 vgg16 unet inception_v3 deeplab_v3"

@@ -35,7 +35,8 @@ void check_everywhere(const std::vector<ConvProblem> &problems, uint32_t seed) {
         CAPTURE(describe(base, Direction::BwdData));
         REQUIRE_MESSAGE(valid(base), "the regression problem itself is invalid");
         // Every target this test build can run: the host always, OpenCL where a device opens
-        // (PoCL in CI), CUDA on the GPU machine. OpenCL has no f16 kernels (no cl_khr_fp16 on PoCL).
+        // (PoCL in CI), CUDA on the GPU machine. OpenCL has no default f16 kernels (f16 there is 16-bit
+        // storage, built for the matrix-fragment candidates only).
         for (Device dev : {Device::Host, Device::OpenCL, Device::Cuda})
         for (Layout l : kLayouts)
             for (DType t : kDTypes)

@@ -7,6 +7,16 @@
 // (nvidia.cl) defines CONVBWD_NATIVE_MMA16X8X16 and takes that layout.
 
 static inline float convbwd_frag_bf16(ushort v) { return as_float(((uint)v) << 16); }
+// f16 bits (IEEE binary16) to float: normal, subnormal, zero, Inf, NaN.
+static inline float convbwd_frag_f16(ushort v) {
+    const uint u = v, sign = (u & 0x8000u) << 16, e = (u >> 10) & 0x1fu, m = u & 0x3ffu;
+    if (e == 0) {
+        const float s = (float)m * 5.9604644775390625e-8f;  // m * 2^-24
+        return sign ? -s : s;
+    }
+    if (e == 31) return as_float(sign | 0x7f800000u | (m << 13));
+    return as_float(sign | ((e + 112u) << 23) | (m << 13));
+}
 
 // Kind 0, 32x32x8 over 64 lanes: element i of lane l's D = A B, h = l / 32.
 float convbwd_frag_emulated_32x32x8(__local float *lds, float a0, float a1, float a2, float a3, float b0, float b1,
@@ -55,14 +65,16 @@ float convbwd_frag_emulated_16x8x16(__local float *lds, float a0, float a1, floa
                                   convbwd_frag_bf16(b0), convbwd_frag_bf16(b1), convbwd_frag_bf16(b2),       \
                                   convbwd_frag_bf16(b3), (i))
 #endif
-#ifdef cl_khr_fp16
+// f16 operands are 16-bit storage on OpenCL (generators/algorithms.h): bits to float by integers.
 #define convbwd_mfma32x32x8_f16(a0, a1, a2, a3, b0, b1, b2, b3, i)                                          \
-    convbwd_frag_emulated_32x32x8(convbwd_frag_lds, (float)(a0), (float)(a1), (float)(a2), (float)(a3),      \
-                                  (float)(b0), (float)(b1), (float)(b2), (float)(b3), (i))
+    convbwd_frag_emulated_32x32x8(convbwd_frag_lds, convbwd_frag_f16(a0), convbwd_frag_f16(a1),              \
+                                  convbwd_frag_f16(a2), convbwd_frag_f16(a3), convbwd_frag_f16(b0),          \
+                                  convbwd_frag_f16(b1), convbwd_frag_f16(b2), convbwd_frag_f16(b3), (i))
 #ifndef CONVBWD_NATIVE_MMA16X8X16
 #define convbwd_mma16x8x16_f16(a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, i)                           \
-    convbwd_frag_emulated_16x8x16(convbwd_frag_lds, (float)(a0), (float)(a1), (float)(a2), (float)(a3),      \
-                                  (float)(a4), (float)(a5), (float)(a6), (float)(a7), (float)(b0),           \
-                                  (float)(b1), (float)(b2), (float)(b3), (i))
-#endif
+    convbwd_frag_emulated_16x8x16(convbwd_frag_lds, convbwd_frag_f16(a0), convbwd_frag_f16(a1),              \
+                                  convbwd_frag_f16(a2), convbwd_frag_f16(a3), convbwd_frag_f16(a4),          \
+                                  convbwd_frag_f16(a5), convbwd_frag_f16(a6), convbwd_frag_f16(a7),          \
+                                  convbwd_frag_f16(b0), convbwd_frag_f16(b1), convbwd_frag_f16(b2),          \
+                                  convbwd_frag_f16(b3), (i))
 #endif

@@ -50,10 +50,13 @@ struct HalideView {
     halide_dimension_t dim[4]{};
 };
 
-halide_type_t halide_type_of(DType t) {
+// The element type kernel k's buffers have for dtype t: f16 is 16-bit storage (uint16) in the
+// opencl kernels (generators/algorithms.h, set_half_as_bits), Halide's float16 elsewhere.
+halide_type_t halide_type_of(DType t, const KernelInfo &k) {
     switch (t) {
     case DType::F32: return halide_type_t(halide_type_float, 32);
-    case DType::F16: return halide_type_t(halide_type_float, 16);
+    case DType::F16:
+        return k.device == Device::OpenCL ? halide_type_t(halide_type_uint, 16) : halide_type_t(halide_type_float, 16);
     case DType::BF16: return halide_type_t(halide_type_uint, 16);  // 16-bit storage (generators/algorithms.h)
     }
     return halide_type_t(halide_type_float, 32);
@@ -157,7 +160,7 @@ void strides_of(const TensorArg &a, Layout l, int64_t s[4]) {
         packed_strides(l, a.extents, s);
 }
 
-void make_view(const TensorArg &a, DType t, Layout l, HalideView *v) {
+void make_view(const TensorArg &a, halide_type_t t, Layout l, HalideView *v) {
     int64_t s[4];
     strides_of(a, l, s);
     // halide dim d (innermost first) = logical dim 3 - d
@@ -168,7 +171,7 @@ void make_view(const TensorArg &a, DType t, Layout l, HalideView *v) {
         v->dim[d].flags = 0;
     }
     v->buf.host = (uint8_t *)a.t->data;
-    v->buf.type = halide_type_of(t);
+    v->buf.type = t;
     v->buf.dimensions = 4;
     v->buf.dim = v->dim;
 }
@@ -293,9 +296,10 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     }
 
     HalideView a, b, out;
-    make_view(args[0], p.dtype, p.layout, &a);
-    make_view(args[1], p.dtype, p.layout, &b);
-    make_view(args[2], p.dtype, p.layout, &out);
+    const halide_type_t elem = halide_type_of(p.dtype, *k);
+    make_view(args[0], elem, p.layout, &a);
+    make_view(args[1], elem, p.layout, &b);
+    make_view(args[2], elem, p.layout, &out);
     // Kernels built for it (flat) see a pointwise stride-1 problem with dense dy and dx planes as
     // one row of H*W columns: late layers' rows of 7 or 14 columns would leave most of a block's
     // column threads idle.
