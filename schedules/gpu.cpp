@@ -408,6 +408,42 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
 
 namespace convbwd {
 
+namespace {
+// The block of a matrix-fragment kernel: res(i, l, mt, ct, ...), its tile_m x tile_n fragments in
+// shared memory with a fixed extent (no guard reaches acc), computed at `at` with the lanes l as
+// threads; acc (the same dims) per lane in registers, computed inside the lane at the innermost of
+// `in_lane` (loops of res inside the lane, innermost first) or at the lane, its update's reduction
+// loops `reduction` (innermost first) inside that. `outer`: res's other dims, innermost first.
+// Every element, fragment and lane call is unrolled.
+void schedule_fragment_block(Func res, Func acc, const frag::Shape &fs, int tm, int tn, LoopLevel at,
+                             const std::vector<VarOrRVar> &in_lane, const std::vector<VarOrRVar> &outer,
+                             const std::vector<VarOrRVar> &reduction) {
+    const std::vector<Var> d = res.args();
+    const Var i = d[0], l = d[1], mt = d[2], ct = d[3];
+    std::vector<VarOrRVar> lane_and_out = in_lane;
+    lane_and_out.push_back(l);
+    lane_and_out.insert(lane_and_out.end(), outer.begin(), outer.end());
+    std::vector<VarOrRVar> order = {i, mt, ct};
+    order.insert(order.end(), lane_and_out.begin(), lane_and_out.end());
+    res.bound(i, 0, fs.elems).bound(l, 0, fs.lanes);
+    res.compute_at(at)
+        .store_in(MemoryType::GPUShared)
+        .bound_extent(mt, tm)
+        .bound_extent(ct, tn)
+        .reorder(order)
+        .gpu_threads(l)
+        .unroll(i)
+        .unroll(mt)
+        .unroll(ct);
+    acc.compute_at(LoopLevel(res, in_lane.empty() ? VarOrRVar(l) : in_lane.back())).store_in(MemoryType::Register);
+    acc.unroll(i).unroll(mt).unroll(ct);
+    std::vector<VarOrRVar> upd = {i, mt, ct};
+    upd.insert(upd.end(), reduction.begin(), reduction.end());
+    upd.insert(upd.end(), lane_and_out.begin(), lane_and_out.end());
+    acc.update().reorder(upd).unroll(i).unroll(mt).unroll(ct);
+}
+}  // namespace
+
 // Matrix fragments (conv_bwd_data_mma_gpu): one block = one wave (64 lanes, AMD) or warp (32,
 // NVIDIA) computing tile_m x tile_n fragments of each stride phase of its columns (one phase at
 // stride 1). acc lives per lane in registers (the fragment's elements per lane each); each k-block
@@ -420,23 +456,10 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p)
     const frag::Shape fs = frag::shape(p.frag);
     const int tm = p.tile_m, tn = p.tile_n;
     Var xo("xo"), xi("xi"), co("co"), ci("ci"), yn("yn"), t("t"), to("to"), ti("ti");
-    g.res.bound(g.i, 0, fs.elems).bound(g.l, 0, fs.lanes).bound(g.ph, 0, g.sx);
-    g.res.compute_at(g.out, co)
-        .store_in(MemoryType::GPUShared)
-        .bound_extent(g.mt, tm)
-        .bound_extent(g.ct, tn)
-        .reorder(g.i, g.mt, g.ct, g.ph, g.l, g.y, g.n)
-        .gpu_threads(g.l)
-        .unroll(g.i)
-        .unroll(g.mt)
-        .unroll(g.ct);
+    g.res.bound(g.ph, 0, g.sx);
     // Phases inside the lane's loop: acc (per phase) stays in the lane's registers.
-    g.acc.compute_at(g.res, g.ph).store_in(MemoryType::Register).unroll(g.i).unroll(g.mt).unroll(g.ct);
-    g.acc.update()
-        .reorder(g.i, g.mt, g.ct, g.kb.x, g.kb.y, g.kb.z, g.ph, g.l, g.y, g.n)
-        .unroll(g.i)
-        .unroll(g.mt)
-        .unroll(g.ct);
+    schedule_fragment_block(g.res, g.acc, fs, tm, tn, LoopLevel(g.out, co), {g.ph}, {g.y, g.n},
+                            {g.kb.x, g.kb.y, g.kb.z});
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
         s.split(g.x, xo, xi, fs.M * tm * g.sx, TailStrategy::GuardWithIf)
             .split(g.c, co, ci, fs.N * tn, TailStrategy::GuardWithIf)
@@ -467,22 +490,7 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
         .fuse(g.s, g.r, tap)
         .gpu_blocks(tile, tap, g.sp)
         .gpu_threads(ti);
-    g.res.bound(g.i, 0, fs.elems).bound(g.l, 0, fs.lanes);
-    g.res.compute_at(g.ws, tile)
-        .store_in(MemoryType::GPUShared)
-        .bound_extent(g.mt, tm)
-        .bound_extent(g.ct, tn)
-        .reorder(g.i, g.mt, g.ct, g.l, g.s, g.r, g.sp)
-        .gpu_threads(g.l)
-        .unroll(g.i)
-        .unroll(g.mt)
-        .unroll(g.ct);
-    g.partial.compute_at(g.res, g.l).unroll(g.i).unroll(g.mt).unroll(g.ct);
-    g.partial.update()
-        .reorder(g.i, g.mt, g.ct, g.kb.x, g.l, g.s, g.r, g.sp)
-        .unroll(g.i)
-        .unroll(g.mt)
-        .unroll(g.ct);
+    schedule_fragment_block(g.res, g.partial, fs, tm, tn, LoopLevel(g.ws, tile), {}, {g.s, g.r, g.sp}, {g.kb.x});
 
     Var cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi");
     g.out.compute_root();

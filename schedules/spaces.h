@@ -139,17 +139,21 @@ CONVBWD_DEFINE_PARAMS(BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_
       "1 = a pointwise stride-1 problem with dense planes is presented as one row of H*W columns", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
 
+// The fragment kind, one knob of both matrix-fragment families (generators/fragments.h).
+#define CONVBWD_FRAG_KNOB(X)                                                                                 \
+    X(frag, 0, Compile, "f!",                                                                                \
+      "fragment: 0 = 32x32x8 over a 64-lane wave (AMD v_mfma_f32_32x32x8*); 1 = 16x8x16 over a 32-lane "   \
+      "warp (NVIDIA mma.sync.m16n8k16, inline PTX on NVIDIA's OpenCL); other OpenCL devices run either "   \
+      "layout emulated in local memory",                                                                     \
+      0, 1)
+
 // ---- Backward-data, GPU, matrix instructions (conv_bwd_data_mma_gpu): an NHWC f16/bf16 problem of
 // stride 1 or 2 as the implicit GEMM dx[pixel, c] = sum_{tap, k} dy[(pixel - tap) / stride, k]
 // w[tap, k, c] on matrix fragments (generators/fragments.h): one wave (AMD, 64 lanes) or warp
 // (NVIDIA, 32) per block, tile_m x tile_n fragments per wave and stride phase, f32 accumulation
 // in registers, the result written through shared memory.
 #define CONVBWD_BWD_DATA_MMA_GPU_KNOBS(X)                                                                   \
-    X(frag, 0, Compile, "f!",                                                                                \
-      "fragment: 0 = 32x32x8 over a 64-lane wave (AMD v_mfma_f32_32x32x8*); 1 = 16x8x16 over a 32-lane "   \
-      "warp (NVIDIA mma.sync.m16n8k16, inline PTX on NVIDIA's OpenCL); other OpenCL devices run either "   \
-      "layout emulated in local memory",                                                                     \
-      0, 1)                                                                                                  \
+    CONVBWD_FRAG_KNOB(X)                                                                                     \
     X(tile_m, 1, Compile, "m!", "fragments per wave along the pixels (32 or 16 pixels each)", 1, 2, 4, 8)   \
     X(tile_n, 1, Compile, "n!", "fragments per wave along the channels (32 or 8 channels each)", 1, 2, 4, 8) \
     X(flat, 1, Launch, "", "1 = a pointwise problem with dense planes presented as one row of H*W pixels (else a row is W pixels)", 0, 1)
@@ -162,11 +166,7 @@ CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
 // over the pixels' k-blocks (rows of columns, in fragment-K steps); the f32 partials go to the
 // workspace and a second kernel sums them in a fixed order.
 #define CONVBWD_BWD_WEIGHT_MMA_GPU_KNOBS(X)                                                                 \
-    X(frag, 0, Compile, "f!",                                                                                \
-      "fragment: 0 = 32x32x8 over a 64-lane wave (AMD v_mfma_f32_32x32x8*); 1 = 16x8x16 over a 32-lane "   \
-      "warp (NVIDIA mma.sync.m16n8k16, inline PTX on NVIDIA's OpenCL); other OpenCL devices run either "   \
-      "layout emulated in local memory",                                                                     \
-      0, 1)                                                                                                  \
+    CONVBWD_FRAG_KNOB(X)                                                                                     \
     X(tile_m, 1, Compile, "m!", "fragments per wave along the output channels k (32 or 16 each)", 1, 2, 4, 8) \
     X(tile_n, 1, Compile, "n!", "fragments per wave along the input channels c (32 or 8 each)", 1, 2, 4, 8)   \
     X(flat, 1, Launch, "",                                                                                   \
@@ -487,13 +487,8 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         const auto p = to_params<BwdWeightHostParams>(vals);
         if (!(e = need(p.tile_c * p.tile_k <= budget(p.vec), acc_rule("tile_c * tile_k", p.vec))).empty()) return e;
     } else if (calls_fragments(f)) {
-        // The same knobs in both directions' tables (frag, tile_m, tile_n first).
-        const auto p = f.dir == Direction::BwdData ? to_params<BwdDataMmaGpuParams>(vals) : [&] {
-            const auto w = to_params<BwdWeightMmaGpuParams>(vals);
-            BwdDataMmaGpuParams d;
-            d.frag = w.frag, d.tile_m = w.tile_m, d.tile_n = w.tile_n;
-            return d;
-        }();
+        // Knobs both families' tables have, by name.
+        const struct { int frag, tile_m, tile_n; } p{vals.get("frag"), vals.get("tile_m"), vals.get("tile_n")};
         if (!(e = need(c.dtype != DType::F32, "matrix fragments take f16 or bf16 (f32 has no matrix instruction here)")).empty()) return e;
         if (!(e = need(c.layout == Layout::NHWC, "matrix fragments: layout nhwc")).empty()) return e;
         if (!(e = need(f.dir == Direction::BwdWeight || c.stride != StrideClass::Any,

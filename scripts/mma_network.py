@@ -7,23 +7,12 @@ cuda default from the same run. A layer in several runs counts once (the first r
 Prints per run and per direction the geomean against cuDNN NHWC and its best layout.
 Usage: mma_network.py SUITE DIR...  (DIR: an unpacked gpu_mma.sh archive)"""
 import glob
-import json
 import math
 import os
 import sys
 from collections import defaultdict
 
-
-def rows(path):
-    with open(path) as f:
-        for line in f:
-            if line.startswith("{"):
-                yield json.loads(line)
-
-
-def key(r):
-    return r["problem"].split(" -I ")[0]
-
+from mma_summary import best_peers, key, rows
 
 gm = lambda v: math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
 suite, dirs = sys.argv[1], sys.argv[2:]
@@ -32,11 +21,8 @@ total = defaultdict(lambda: ([], []))  # direction -> (vs NHWC, vs best)
 print("| run | direction | layers | kernel | vs cuDNN NHWC | vs cuDNN best layout |")
 print("|---|---|---:|---|---:|---:|")
 for d in dirs:
-    best = defaultdict(lambda: math.inf)  # every cuDNN time of the layer in the run (as mma_summary.py)
-    for p in glob.glob(os.path.join(d, f"{suite}_*.json")):
-        for r in rows(p):
-            if r.get("peer_time_ms"):
-                best[key(r)] = min(best[key(r)], r["peer_time_ms"])
+    peers = best_peers(d)
+    best = {l: t for (s, l), t in peers.items() if s == suite}
     default = {}
     p = os.path.join(d, f"{suite}_cuda_NHWC.json")
     for r in rows(p) if os.path.exists(p) else []:

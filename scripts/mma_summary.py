@@ -24,33 +24,46 @@ def key(r):  # the problem without layout or target
     return r["problem"].split(" -I ")[0]
 
 
-d = sys.argv[1]
-# (suite, problem) -> cuDNN's best time over layouts: every cuDNN time of the layer in the run (the
-# cuda runs' NHWC and NCHW, and NHWC beside each opencl kernel).
-best_peer = defaultdict(lambda: math.inf)
-for path in glob.glob(os.path.join(d, "*.json")):
-    suite = re.split(r"_bwd[dw]_|_cuda_", os.path.basename(path)[: -len(".json")])[0]
-    for r in rows(path):
-        if r.get("peer_time_ms"):
-            best_peer[(suite, key(r))] = min(best_peer[(suite, key(r))], r["peer_time_ms"])
-table = defaultdict(list)
-for path in sorted(glob.glob(os.path.join(d, "*.json"))):
-    base = os.path.basename(path)[: -len(".json")]
-    if base.endswith("_cuda_NCHW"):
-        continue
-    suite = re.split(r"_bwd[dw]_|_cuda_", base)[0]
-    for r in rows(path):
-        if r.get("error") or not r.get("time_ms") or not r.get("peer_time_ms"):
+def suite_of(path):  # <suite>_<kernel>.json, <suite>_cuda_<layout>.json
+    return re.split(r"_bwd[dw]_|_cuda_", os.path.basename(path)[: -len(".json")])[0]
+
+
+def best_peers(d):
+    """(suite, problem) -> cuDNN's best time over layouts: every cuDNN time of the layer in the run
+    (the cuda runs' NHWC and NCHW, and NHWC beside each opencl kernel)."""
+    best = defaultdict(lambda: math.inf)
+    for path in glob.glob(os.path.join(d, "*.json")):
+        for r in rows(path):
+            if r.get("peer_time_ms"):
+                k = (suite_of(path), key(r))
+                best[k] = min(best[k], r["peer_time_ms"])
+    return best
+
+
+def main(d):
+    best_peer = best_peers(d)
+    table = defaultdict(list)
+    for path in sorted(glob.glob(os.path.join(d, "*.json"))):
+        base = os.path.basename(path)[: -len(".json")]
+        if base.endswith("_cuda_NCHW"):
             continue
-        floor_ms = max(r["flops"] / 787e12, r["bytes"] / 2971e9) * 1e3
-        table[(suite, r["kernel"])].append(
-            (r["peer_time_ms"] / r["time_ms"], best_peer[(suite, key(r))] / r["time_ms"], r.get("tflops", 0),
-             bool(r.get("verified")) or bool(r.get("peer_verified")), floor_ms / r["time_ms"]))
-# checked: verified against the double reference (-V 1), or (-V 0) cuDNN's output agrees with it.
-print("| suite | kernel | layers | vs cuDNN NHWC | vs cuDNN best layout | TFLOP/s median | TFLOP/s max | floor / time | checked |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---|")
-gm = lambda v: math.exp(sum(math.log(x) for x in v) / len(v))
-for (s, k), v in sorted(table.items()):
-    tf = sorted(x[2] for x in v)
-    print(f"| {s} | {k} | {len(v)} | {gm([x[0] for x in v]):.3f} | {gm([x[1] for x in v]):.3f} | "
-          f"{tf[len(tf) // 2]:.1f} | {tf[-1]:.1f} | {gm([x[4] for x in v]):.2f} | {sum(x[3] for x in v)}/{len(v)} |")
+        suite = suite_of(path)
+        for r in rows(path):
+            if r.get("error") or not r.get("time_ms") or not r.get("peer_time_ms"):
+                continue
+            floor_ms = max(r["flops"] / 787e12, r["bytes"] / 2971e9) * 1e3
+            table[(suite, r["kernel"])].append(
+                (r["peer_time_ms"] / r["time_ms"], best_peer[(suite, key(r))] / r["time_ms"], r.get("tflops", 0),
+                 bool(r.get("verified")) or bool(r.get("peer_verified")), floor_ms / r["time_ms"]))
+    # checked: verified against the double reference (-V 1), or (-V 0) cuDNN's output agrees with it.
+    print("| suite | kernel | layers | vs cuDNN NHWC | vs cuDNN best layout | TFLOP/s median | TFLOP/s max | floor / time | checked |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    gm = lambda v: math.exp(sum(math.log(x) for x in v) / len(v))
+    for (s, k), v in sorted(table.items()):
+        tf = sorted(x[2] for x in v)
+        print(f"| {s} | {k} | {len(v)} | {gm([x[0] for x in v]):.3f} | {gm([x[1] for x in v]):.3f} | "
+              f"{tf[len(tf) // 2]:.1f} | {tf[-1]:.1f} | {gm([x[4] for x in v]):.2f} | {sum(x[3] for x in v)}/{len(v)} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -8,25 +8,20 @@
 
 static inline uint convbwd_frag_pair(ushort lo, ushort hi) { return (uint)lo | ((uint)hi << 16); }
 
-static inline float convbwd_mma16x8x16_bf16(ushort a0, ushort a1, ushort a2, ushort a3, ushort a4, ushort a5, ushort a6,
-                                     ushort a7, ushort b0, ushort b1, ushort b2, ushort b3, int i) {
-    float d0, d1, d2, d3;
-    __asm__("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%10, %10, %10, %10};"
-        : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
-        : "r"(convbwd_frag_pair(a0, a1)), "r"(convbwd_frag_pair(a2, a3)), "r"(convbwd_frag_pair(a4, a5)),
-          "r"(convbwd_frag_pair(a6, a7)), "r"(convbwd_frag_pair(b0, b1)), "r"(convbwd_frag_pair(b2, b3)), "f"(0.0f));
-    return i == 0 ? d0 : i == 1 ? d1 : i == 2 ? d2 : d3;
-}
-
-// f16 (16-bit storage on OpenCL, generators/algorithms.h): the same with .f16 operands.
-static inline float convbwd_mma16x8x16_f16(ushort a0, ushort a1, ushort a2, ushort a3, ushort a4, ushort a5, ushort a6,
-                                    ushort a7, ushort b0, ushort b1, ushort b2, ushort b3, int i) {
-    float d0, d1, d2, d3;
-    __asm__("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%10, %10, %10, %10};"
-        : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
-        : "r"(convbwd_frag_pair(a0, a1)), "r"(convbwd_frag_pair(a2, a3)), "r"(convbwd_frag_pair(a4, a5)),
-          "r"(convbwd_frag_pair(a6, a7)), "r"(convbwd_frag_pair(b0, b1)), "r"(convbwd_frag_pair(b2, b3)), "f"(0.0f));
-    return i == 0 ? d0 : i == 1 ? d1 : i == 2 ? d2 : d3;
-}
+// Element i of the lane's 4 results for operand type T (bf16, f16: the storage bits).
+#define CONVBWD_NATIVE_MMA16X8X16_OF(T)                                                                        \
+    static inline float convbwd_mma16x8x16_##T(ushort a0, ushort a1, ushort a2, ushort a3, ushort a4, ushort a5, \
+                                               ushort a6, ushort a7, ushort b0, ushort b1, ushort b2, ushort b3, \
+                                               int i) {                                                        \
+        float d0, d1, d2, d3;                                                                                  \
+        __asm__("mma.sync.aligned.m16n8k16.row.col.f32." #T "." #T ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, " \
+                "{%8, %9}, {%10, %10, %10, %10};"                                                              \
+                : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)                                                       \
+                : "r"(convbwd_frag_pair(a0, a1)), "r"(convbwd_frag_pair(a2, a3)), "r"(convbwd_frag_pair(a4, a5)), \
+                  "r"(convbwd_frag_pair(a6, a7)), "r"(convbwd_frag_pair(b0, b1)), "r"(convbwd_frag_pair(b2, b3)), \
+                  "f"(0.0f));                                                                                  \
+        return i == 0 ? d0 : i == 1 ? d1 : i == 2 ? d2 : d3;                                                   \
+    }
+CONVBWD_NATIVE_MMA16X8X16_OF(bf16)
+// f16 is 16-bit storage on OpenCL too (generators/algorithms.h).
+CONVBWD_NATIVE_MMA16X8X16_OF(f16)
