@@ -59,6 +59,8 @@ struct Knob {
         }                                                                      \
         int channel_vector() const;                                            \
         int column_vector() const;                                             \
+        int group_channel_tile() const;                                        \
+        int group_channels_min() const;                                        \
     };
 
 // ---- Backward-data, host CPU (generators conv_bwd_data_host, conv_bwd_data_scatter_host) ----
@@ -223,6 +225,15 @@ inline int BwdWeightMmaGpuParams::channel_vector() const { return 1; }
 inline int BwdWeightMmaGpuParams::column_vector() const { return 1; }
 inline int BwdDataGpuParams::column_vector() const { return stage ? 1 : std::max(1, xvec); }
 inline int BwdWeightGpuParams::column_vector() const { return 1; }
+// Host register tiles of channel vectors and groups. group_channel_tile(): a grouped problem's
+// c / groups must be a multiple of it (packed backward-data reads a tile's group from the tile's
+// first channel, define_bwd_data). group_channels_min(): c / groups at least this, else the tiles
+// run mostly masked (backward-weight, 8 channels a group under 16-channel tiles: 0.02 of oneDNN;
+// with 8-channel tiles 0.4). 1: any.
+inline int BwdDataHostParams::group_channel_tile() const { return pack ? vec * tile_c : 1; }
+inline int BwdDataHostParams::group_channels_min() const { return 1; }
+inline int BwdWeightHostParams::group_channel_tile() const { return 1; }
+inline int BwdWeightHostParams::group_channels_min() const { return vec * tile_c; }
 
 // Backward-weight on GPUs: the taps a thread holds (tile_s needs fuse_taps), and whether a
 // problem takes the first-layer tile. One definition for the schedule (Halide Exprs) and the

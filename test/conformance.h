@@ -76,6 +76,20 @@ inline std::vector<ConvProblem> conformance_problems() {
             p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = f / 2;
             out.push_back(with_derived_output(p));
         }
+    // Grouped layers whose c / groups is a multiple of 8, 16 or 24 (the host's packed channel
+    // tiles then lie inside one group and read it from the tile's first channel), with k tails.
+    struct Grouped {
+        int N, C, K, G, H, W, R, S, stride, dil, pad;
+    };
+    for (const Grouped &g : {Grouped{2, 16, 24, 2, 9, 11, 3, 3, 1, 1, 1}, Grouped{1, 48, 20, 2, 7, 9, 3, 3, 2, 1, 1},
+                             Grouped{2, 32, 16, 2, 5, 7, 1, 1, 1, 1, 0}, Grouped{1, 64, 36, 4, 9, 8, 5, 3, 1, 2, 2}}) {
+        ConvProblem p;
+        p.N = g.N, p.C = g.C, p.K = g.K, p.G = g.G, p.H = g.H, p.W = g.W, p.R = g.R, p.S = g.S;
+        p.stride_h = p.stride_w = g.stride;
+        p.dilation_h = p.dilation_w = g.dil;
+        p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = g.pad;
+        out.push_back(with_derived_output(p));
+    }
     // A pointwise plane of 60 columns in rows of 10: read as one row it is whole vectors of 4
     // (kernels loading columns as vectors, xvec), its rows are not.
     {

@@ -69,6 +69,44 @@ TEST_CASE("narrow problems (c / groups < 8) take the narrow backward-weight fami
     }
 }
 
+TEST_CASE("host channel tiles and groups: a tile never straddles two groups; narrower groups take narrower tiles") {
+    for (Layout l : {Layout::NCHW, Layout::NHWC}) {
+        const std::string lay = l == Layout::NCHW ? "nchw" : "nhwc";
+        const std::string wide_d = "bwdd_f32_" + lay + (l == Layout::NCHW ? "_s1_k3_host_c2x4p" : "_s1_k3_host_c3x4p");
+        const std::string c1_d = "bwdd_f32_" + lay + "_s1_k3_host_c1x8p", c1_w = "bwdw_f32_" + lay + "_s1_k3_host_c1k8";
+        const std::string wide_w = "bwdw_f32_" + lay + "_s1_k3_host_c2k4", unpacked = "bwdd_f32_" + lay + "_any_any_host_c1x4";
+        if (!has_kernel(wide_d) || !has_kernel(c1_d) || !has_kernel(c1_w) || !has_kernel(unpacked)) continue;
+        CAPTURE(lay);
+        // ResNeXt's middle width (8 channels a group): 8-channel tiles, dense within a group.
+        ConvProblem g8 = with_derived_output(ConvProblem{.N = 1, .C = 32, .H = 9, .W = 9, .K = 32, .R = 3, .S = 3, .G = 4,
+                                                         .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                                                         .layout = l});
+        CHECK(chosen(g8, CONVBWD_BWD_DATA) == c1_d);
+        CHECK(chosen(g8, CONVBWD_BWD_WEIGHT) == c1_w);
+        convbwd_problem c = to_c(g8);
+        convbwd_exec e{};
+        const char *got = nullptr;
+        e.kernel = wide_d.c_str();  // a packed tile of 16 or 24 channels would read two groups
+        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, CONVBWD_F32, to_c(l), &e, &got) == CONVBWD_NO_KERNEL);
+        CHECK(std::string(convbwd_last_error()).find("c / groups = 8 is not a multiple of the kernel's channel tile") !=
+              std::string::npos);
+        e.kernel = wide_w.c_str();
+        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, to_c(l), &e, &got) == CONVBWD_NO_KERNEL);
+        CHECK(std::string(convbwd_last_error()).find("c / groups = 8 is under the kernel's channel tile (16)") !=
+              std::string::npos);
+        // 12 channels a group: no packed tile divides it, so backward-data falls to the kernel
+        // reading channels per lane; one group takes the wide tiles as before.
+        ConvProblem g12 = g8;
+        g12.C = g12.K = 48;
+        g12 = with_derived_output(g12);
+        CHECK(chosen(g12, CONVBWD_BWD_DATA) == unpacked);
+        ConvProblem g1 = g8;
+        g1.G = 1;
+        CHECK(chosen(g1, CONVBWD_BWD_DATA) == wide_d);
+        CHECK(chosen(g1, CONVBWD_BWD_WEIGHT) == wide_w);
+    }
+}
+
 TEST_CASE("a kernel loading channels as vectors refuses channels that are not a multiple, naming them") {
     const char *name = "bwdd_f32_nchw_s1_k1_opencl_c4x4s1v4";
     if (!has_kernel(name)) return;

@@ -57,6 +57,16 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
     // Matrix fragments: one GEMM over all channels (the generator requires it on entry too).
     if (calls_fragments(*kernel_knobs(k).family) && p.G != 1)
         return "groups: a matrix-fragment kernel (one GEMM over the channels), problem groups = " + std::to_string(p.G);
+    if (const GroupChannels gcs = group_channels(k); p.G > 1) {
+        const int cg = p.C / p.G;
+        if (cg % gcs.tile != 0)
+            return "groups: c / groups = " + std::to_string(cg) + " is not a multiple of the kernel's channel tile (" +
+                   std::to_string(gcs.tile) + "): each tile must lie inside one group";
+        // A performance condition: narrow problems (c / groups < 8) have their own family.
+        if (cg < gcs.min && group_class(p) == GroupClass::Any)
+            return "groups: c / groups = " + std::to_string(cg) + " is under the kernel's channel tile (" +
+                   std::to_string(gcs.min) + "): its tiles would run mostly masked";
+    }
     // GPU kernels put rows x images (and staged copies their padded rows) on a grid dim that
     // holds at most 65535 blocks (CUDA's y and z; kept for every GPU target).
     if (const int64_t rows = gpu_grid_rows(sel, q); rows > 65535)

@@ -247,6 +247,18 @@ int channel_vector(const KernelInfo &k) {
                                        : to_params<BwdWeightGpuParams>(kv).channel_vector();
 }
 
+GroupChannels group_channels(const KernelInfo &k) {
+    const KnobValues &kv = kernel_knobs(k);
+    const Family &f = *kv.family;
+    if (k.device != Device::Host || f.groups != GroupClass::Any || f.autoscheduler) return {};
+    auto of = [](const auto &p) { return GroupChannels{p.group_channel_tile(), p.group_channels_min()}; };
+    if (f.dir == Direction::BwdData && std::string(f.name) == "conv_bwd_data_host")
+        return of(to_params<BwdDataHostParams>(kv));
+    if (f.dir == Direction::BwdWeight && std::string(f.name) == "conv_bwd_weight_host")
+        return of(to_params<BwdWeightHostParams>(kv));
+    return {};
+}
+
 int64_t gpu_grid_rows(const Selection &s, const Query &q) {
     const KernelInfo &k = *s.kernel;
     const ConvProblem &p = q.problem;
