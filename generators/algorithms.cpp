@@ -357,15 +357,18 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
         // x and dy by flattened row (n, p): partial reads row `rw` through these (inlined unless a
         // schedule wraps them). A wrapper computed per row then has a one-row region, where through
         // row % P and row / P Halide's interval arithmetic would see every row of the split.
-        Var rw("rw"), dyy("dyy");
+        // x_row's second dim is the filter row (not its offset r * dilation): a row block stages
+        // R rows of x per output row, where offsets made bounds inference stage every row in
+        // between ((R - 1) * dilation + 1: 25 for DeepLab's rate 12, most of its time).
+        Var rw("rw"), tr("tr");
         Expr n_of = a.clamp_all ? clamp(rw / a.P, 0, a.N - 1) : min(rw / a.P, a.N - 1), p_of = rw % a.P;
         g.x_row = Func("x_row");
-        g.x_row(xx, dyy, c, rw) = g.x_f(xx, p_of * sh - pt + dyy, c, n_of);
+        g.x_row(xx, tr, c, rw) = g.x_f(xx, p_of * sh - pt + tr * dh, c, n_of);
         g.dy_row = Func("dy_row");
         g.dy_row(q, kk, rw) = g.dy_f(q, p_of, kk, n_of);
 
         g.partial(g.s, g.r, g.cg, g.k, g.sp) +=
-            g.x_row(g.rr.x * sw - pl + g.s * dwl, g.r * dh, c_of, row) * g.dy_row(g.rr.x, g.k, row);
+            g.x_row(g.rr.x * sw - pl + g.s * dwl, g.r, c_of, row) * g.dy_row(g.rr.x, g.k, row);
     }
     g.ws = ws;
     g.ws(g.s, g.r, g.cg, g.k, g.sp) = g.partial(g.s, g.r, g.cg, g.k, g.sp);

@@ -376,7 +376,7 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         // tile's only where a k tile stays in one group, so these kernels take groups == 1 (the
         // dispatcher checks first).
         g.partial.update().specialize_fail("vec kernels take groups == 1");
-        // x_row (xx, dy, c, row), dy_row (q, k, row): the block's columns (unrolled) x one row
+        // x_row (xx, r, c, row), dy_row (q, k, row): the block's columns (unrolled) x one row
         // (and filter row), its channels as vectors.
         Var co("co"), ci("ci");
         const LoopLevel at(g.partial, p.unroll_q > 1 ? VarOrRVar(qo) : VarOrRVar(g.rr.x));

@@ -224,8 +224,8 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     };
     Stage u = g.partial.update();
     split_k(u.split(g.cg, cgo, cgi, TC, TailStrategy::GuardWithIf).split(cgi, cvo, cvi, V, TailStrategy::GuardWithIf));
-    if (TK > 1) u.reorder(cvi, cvo, ki, g.s, g.r, cgo, ko, rbo, g.sp);
-    else u.reorder(cvi, cvo, g.s, g.r, cgo, ko, rbo, g.sp);
+    if (TK > 1) u.reorder(cvi, cvo, ki, g.s, g.r, ko, cgo, rbo, g.sp);
+    else u.reorder(cvi, cvo, g.s, g.r, ko, cgo, rbo, g.sp);
     u.vectorize(cvi).unroll(cvo);
     rowsum.compute_at(g.partial, g.s).bound_storage(g.cg, TC).bound_storage(g.k, TK);  // constant: registers
     for (Stage st : {Stage(rowsum), rowsum.update()}) {  // a region of at most TC x TK: unrolled
@@ -240,7 +240,7 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     // channels innermost (NCHW: transposed here), so the inner loop loads dense channel vectors
     // with no range test or clamp. (Staging x_f per split instead covered whole images: at batch
     // 1 every split transposed the whole input.)
-    std::vector<Var> xv = g.x_row.args();  // (xx, dyy, c, rw)
+    std::vector<Var> xv = g.x_row.args();  // (xx, tr, c, rw)
     g.x_row.compute_at(g.partial, rbo)
         .reorder_storage(xv[2], xv[0], xv[1], xv[3])
         .reorder(xv[2], xv[0], xv[1], xv[3])
