@@ -66,7 +66,9 @@ struct Knob {
 // ---- Backward-data, host CPU (generators conv_bwd_data_host, conv_bwd_data_scatter_host) ----
 #define CONVBWD_BWD_DATA_HOST_KNOBS(X)                                                                       \
     X(tile_c, 2, Compile, "c!", "vectors of channels per register tile", 1, 2, 3, 4)                         \
-    X(tile_x, 4, Compile, "x!", "output columns (per stride phase) per register tile", 1, 2, 3, 4, 5, 6, 7, 8) \
+    X(tile_x, 4, Compile, "x!",                                                                          \
+      "output columns (per stride phase) per register tile (NCHW depthwise stride 1: column vectors)",    \
+      1, 2, 3, 4, 5, 6, 7, 8)                                                                            \
     X(vec, 8, Compile, "v", "f32 SIMD lanes (8 = AVX2, 16 = AVX-512)", 4, 8, 16)                         \
     X(pack, 0, Compile, "p",                                                                             \
       "1: tasks of (channel tile, row block), the filter packed per channel tile (consecutive k "        \

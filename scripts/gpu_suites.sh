@@ -6,7 +6,7 @@
 #   SUITES: shape files under shapes/ (default: every network suite)   ITERS: timed calls (10)
 #   CUDA_TESTS: doctest cases of the conformance run (default: the depthwise cuda kernels)
 #   OPENCL_TESTS: doctest cases of an OpenCL conformance run on NVIDIA's OpenCL (default: none)
-#   SUITES=none: the conformance runs (and gpu_smoke, when carried) only
+#   SUITES=none: the conformance runs (and gpu_smoke, when carried) only   LAYERS=1: a per-layer table too
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/gpu_env.sh  # $bin (the unpacked binaries), $out, cuDNN on LD_LIBRARY_PATH
@@ -36,6 +36,8 @@ for s in $suites; do
   el=$(( $(date +%s) - t0 )); echo "[$i/$total suites, ${el}s, ETA $(( el * (total - i) / i ))s]"
 done
 python3 scripts/suites.py "$out"/*_NCHW.json "$out"/*_NHWC.json --md > "$out/suites.md"
+# LAYERS=1: the per-layer table too (shapes/classes.txt: one layer per class)
+[ -z "${LAYERS:-}" ] || python3 scripts/suites.py "$out"/*_NCHW.json "$out"/*_NHWC.json --layers | tee "$out/layers.txt"
 # Everything in one archive (the device tool brings back a limited number of files).
 (cd "$out" && tar czf rows.tgz *.json *.err test_*.log && rm -f *.json *.err test_*.log)
 python3 - "$out/rows.tgz" <<'PY'

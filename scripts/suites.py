@@ -5,7 +5,9 @@ convbwd time over the suite's layers in the same layout, the same against the pe
 for each layer (users pick the faster layout), and the worst layer. Ratios above 1: convbwd is
 faster. Rows with an error or no time are counted as missing.
 
-Usage: suites.py rows.json... [--md]     (the rows' "shapes" field names the suite)
+Usage: suites.py rows.json... [--md] [--layers]   (the rows' "shapes" field names the suite)
+  --layers: one row per layer and direction instead (the shape file's comment names the layer):
+            each layout's ratio against the peer in that layout and against the peer's best layout
 """
 import json
 import math
@@ -29,7 +31,7 @@ def geomean(v):
 
 def main():
     md = "--md" in sys.argv
-    paths = [p for p in sys.argv[1:] if p != "--md"]
+    paths = [p for p in sys.argv[1:] if p not in ("--md", "--layers")]
     # (suite, direction, problem without layout) -> layout -> row
     by_layer = defaultdict(dict)
     for r in rows(paths):
@@ -49,6 +51,8 @@ def main():
             t["best"].append(peer_best / r["time_ms"])
             if ratio < t["worst"][0]:
                 t["worst"] = (ratio, r["problem"].split(" -F")[0] + " " + r["kernel"])
+    if "--layers" in sys.argv:
+        return layers(by_layer, md)
     head = ["suite", "direction", "layout", "layers", "geomean (same layout)", "geomean (peer's best layout)",
             "worst", "worst layer (kernel)"]
     if md:
@@ -65,6 +69,36 @@ def main():
             print("| " + " | ".join(vals) + " |")
         else:
             print("%-16s %-10s %-6s %6s %8s %8s %7s  %s" % vals)
+
+
+def layer_name(r):
+    """The comment of the row's line in its shape file (the layer's name), else its problem."""
+    try:
+        with open(r["shapes"]) as f:
+            line = f.read().splitlines()[r["line"] - 1]
+        if "#" in line:
+            return line.split("#", 1)[1].strip()
+    except (OSError, KeyError, IndexError, TypeError):
+        pass
+    return r["problem"].split(" -F")[0]
+
+
+def layers(by_layer, md):
+    head = ["layer", "direction", "NCHW", "NCHW vs best", "NHWC", "NHWC vs best", "kernels (NCHW / NHWC)"]
+    fmt = "%-44s %-10s %6s %6s %6s %6s  %s"
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head) if md else fmt % tuple(head))
+    for (suite, direction, _), per_layout in sorted(by_layer.items(), key=lambda kv: (kv[0][0], min(
+            r.get("line", 0) for r in kv[1].values()), kv[0][1])):
+        peer_best = min((r["peer_time_ms"] for r in per_layout.values() if r.get("peer_time_ms")), default=None)
+        vals, kernels, name = [], [], ""
+        for layout in ("nchw", "nhwc"):
+            r = per_layout.get(layout)
+            ok = r and not r.get("error") and r.get("time_ms") and r.get("peer_time_ms")
+            vals += ["%.2f" % (r["peer_time_ms"] / r["time_ms"]), "%.2f" % (peer_best / r["time_ms"])] if ok else ["-", "-"]
+            kernels.append(r["kernel"] if r and r.get("kernel") else "-")
+            name = name or (layer_name(r) if r else "")
+        row = (name[:44], direction, *vals, " / ".join(kernels))
+        print("| " + " | ".join(row) + " |" if md else fmt % row)
 
 
 if __name__ == "__main__":
