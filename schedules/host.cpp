@@ -87,7 +87,8 @@ void schedule_bwd_data_dw_nchw_s1_host(BwdDataGraph &g, const BwdDataHostParams 
 // reads both operands densely with no range test. Per row, acc holds the tile's channels x the
 // row's columns (every stride phase); its update keeps tile_c vectors x tile_x columns of
 // accumulators in registers.
-void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout) {
+void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout,
+                                   FilterClass fc) {
     // The channel tile is the packed filter's (the generator gave define_bwd_data vec * tile_c).
     const int V = p.vec, TC = g.w_tile;
     Var co("co"), ci("ci"), yo("yo"), yi("yi"), t("t"), tn("tn"), mxo("mxo"), mxi("mxi"), cvo("cvo"), cvi("cvi");
@@ -126,12 +127,16 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
     g.acc.compute_at(g.out, yi).reorder_storage(c, g.mx, g.phx, g.my, g.phy, n).align_bounds(c, TC).bound_extent(c, TC);
     g.acc.split(c, cvo, cvi, V).vectorize(cvi);
     Stage u = g.acc.update();
-    u.split(g.mx, mxo, mxi, p.tile_x, TailStrategy::GuardWithIf)
-        .split(c, cvo, cvi, V)
-        .reorder(cvi, cvo, mxi, g.phx, g.r.x, g.r.y, g.r.z, mxo, g.my, g.phy, n)
-        .vectorize(cvi)
-        .unroll(cvo)
-        .unroll(mxi);
+    u.split(g.mx, mxo, mxi, p.tile_x, TailStrategy::GuardWithIf).split(c, cvo, cvi, V);
+    // A runtime filter at stride > 1: which taps reach a phase is a test per (phase, tap), so the
+    // phases go outside the taps and k (the test leaves the k loop, which then updates one
+    // phase's tile in registers; inside it, the accumulators lived in memory: DCGAN's 4x4
+    // stride 2 at 0.2 of oneDNN). A class filter's taps fold per phase: phases stay innermost.
+    if (fc == FilterClass::Any && g.sx != 1)
+        u.reorder(cvi, cvo, mxi, g.r.x, g.r.y, g.r.z, g.phx, mxo, g.my, g.phy, n);
+    else
+        u.reorder(cvi, cvo, mxi, g.phx, g.r.x, g.r.y, g.r.z, mxo, g.my, g.phy, n);
+    u.vectorize(cvi).unroll(cvo).unroll(mxi);
     if (g.sx > 0) u.unroll(g.phx);
     u.specialize(a.groups == 1);
 }
@@ -155,7 +160,7 @@ void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const C
         return;
     }
     if (p.pack) {  // valid(): the general family's only
-        schedule_bwd_data_packed_host(g, p, a, layout);
+        schedule_bwd_data_packed_host(g, p, a, layout, fc);
         return;
     }
     const int V = p.vec, TC = p.vec * p.tile_c;
@@ -216,7 +221,7 @@ void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const C
 // per output row, every (tap, k tile, c tile) streams the row through tile_k x tile_c vectors
 // of accumulators. Stage 2 (dw): the splits are summed in a fixed order (deterministic).
 void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a,
-                              Layout, StrideClass, FilterClass) {
+                              Layout layout, StrideClass, FilterClass) {
     const int V = p.vec, TC = p.vec * p.tile_c, TK = p.tile_k;
     Var cgo("cgo"), cgi("cgi"), cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki");
 
@@ -276,10 +281,24 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     // with no range test or clamp. (Staging x_f per split instead covered whole images: at batch
     // 1 every split transposed the whole input.)
     std::vector<Var> xv = g.x_row.args();  // (xx, tr, c, rw)
-    g.x_row.compute_at(g.partial, rbo)
-        .reorder_storage(xv[2], xv[0], xv[1], xv[3])
-        .reorder(xv[2], xv[0], xv[1], xv[3])
-        .vectorize(xv[2], V, TailStrategy::GuardWithIf);
+    g.x_row.compute_at(g.partial, rbo).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
+    auto channel_vectors = [&](Stage st) {
+        st.reorder(xv[2], xv[0], xv[1], xv[3]).vectorize(xv[2], V, TailStrategy::GuardWithIf);
+    };
+    if (layout == Layout::NCHW) {
+        // NCHW planes of a multiple of 4 KiB: a gather of V channels hits one cache set V times
+        // (DeepLab's and DCGAN's 32x32 planes: the gathers were most of the time). There the
+        // copy runs in tiles of V channels x V columns, both vectorised (dense row loads and
+        // shuffles); elsewhere the gathers measured faster (small planes stay in cache).
+        Var xci("xci"), xco("xco"), xxi("xxi"), xxo("xxo");
+        g.x_row.specialize((a.H * a.W) % 1024 == 0)
+            .split(xv[2], xco, xci, V, TailStrategy::GuardWithIf)
+            .split(xv[0], xxo, xxi, V, TailStrategy::RoundUp)  // past the row: x_f's zero border
+            .reorder(xci, xxi, xco, xxo, xv[1], xv[3])
+            .vectorize(xci)
+            .vectorize(xxi);
+    }
+    channel_vectors(Stage(g.x_row));
     ru.specialize(a.groups == 1);
 }
 

@@ -47,7 +47,8 @@ void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const C
 void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a,
                               Layout layout, StrideClass sc, FilterClass fc);
 
-void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout);
+void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout,
+                                   FilterClass fc);
 void schedule_bwd_data_dw_nhwc_s1_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a,
                                        FilterClass fc);
 void schedule_bwd_data_dw_nchw_s1_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a,

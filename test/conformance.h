@@ -90,6 +90,16 @@ inline std::vector<ConvProblem> conformance_problems() {
         p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = g.pad;
         out.push_back(with_derived_output(p));
     }
+    // A 32x32 plane (a multiple of 4 KiB: the host's NCHW backward-weight stages x in transposed
+    // tiles there), with a channel tail, dilation and stride 1 and 2.
+    for (int stride : {1, 2}) {
+        ConvProblem p;
+        p.N = 1, p.C = 12, p.K = 10, p.H = p.W = 32, p.R = p.S = 3;
+        p.stride_h = p.stride_w = stride;
+        p.dilation_h = p.dilation_w = 3 - stride;
+        p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = 1;
+        out.push_back(with_derived_output(p));
+    }
     // A pointwise plane of 60 columns in rows of 10: read as one row it is whole vectors of 4
     // (kernels loading columns as vectors, xvec), its rows are not.
     {
