@@ -174,6 +174,16 @@ void build_modules(const BuildConfig &c, const std::vector<BuildJob> &jobs,
             done(i, r);
             return;
         }
+        // A machine without the build (the GPU machine of scripts/gpu_tune.sh runs modules built
+        // elsewhere) cannot build a candidate it has no module for: "unbuilt", which the tuner
+        // records nowhere, so that a later build here and a --resume run take it. (Recorded as a
+        // failed build, --resume never retried it: 81 refinement candidates of one H100 run.)
+        if (const std::string gen = j.cls.device == Device::Host ? c.host_generator : c.gpu_generator; !exists(gen)) {
+            r.status = "unbuilt";
+            r.error = "no module, and no generator here to build it (" + gen + ")";
+            done(i, r);
+            return;
+        }
         std::string error;
         const std::string target = generator_target(c, j.cls.device, &error);
         if (target.empty()) {

@@ -44,7 +44,7 @@ struct BuildJob {
 
 struct BuildResult {
     bool ok = false;
-    std::string status = "compile_failed";  // ok | compile_failed | pruned
+    std::string status = "compile_failed";  // ok | compile_failed | pruned | unbuilt (no module, no generator here)
     std::string module;  // the .so
     std::string error;   // "timeout after 300 s", "generator failed: <log tail>", "pruned: ..."
     double seconds = 0;

@@ -674,7 +674,7 @@ int main(int argc, char **argv) {
                 modules_built += b.ok;
                 Row r;
                 build_row(jobs[i], ck, res, &r);
-                if (!db.done(r.key()) || !res.ok) write(r);
+                if (res.status != "unbuilt" && (!db.done(r.key()) || !res.ok)) write(r);
                 std::fprintf(stderr, "%sbuilt %s: %s (%.1f s)\n", isatty(2) ? "\r\033[K" : "", jobs[i].kernel.c_str(),
                              res.ok ? "ok" : res.error.c_str(), b.seconds);
             });
@@ -686,6 +686,10 @@ int main(int argc, char **argv) {
                 if (out_of_time()) break;
                 const bool in_lib = built_in.count(c->kernel) != 0;
                 const BuildResult *b = in_lib ? nullptr : &built[c->kernel];
+                if (b && b->status == "unbuilt") {  // no row: a later build and --resume take it
+                    for (size_t k = 0; k < w.problems.size() + (w.has_edge ? 1 : 0); k++) progress.step(ck, best_of(ck));
+                    continue;
+                }
                 bool wrong_on_edge = false;
                 std::vector<const Problem *> todo;
                 if (w.has_edge) todo.push_back(&w.edge);

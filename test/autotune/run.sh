@@ -2,7 +2,8 @@
 # convbwd-tune end to end on the host target (ctest entry `autotune`): a tiny seeded search on one
 # class verifies every candidate and writes a tuning database with a module that the driver then
 # runs; a run killed mid-way and resumed runs nothing twice and loses nothing; a deliberately
-# wrong candidate (test hook) is recorded wrong and never promoted; 2 shards merged equal 1 run.
+# wrong candidate (test hook) is recorded wrong and never promoted; 2 shards merged equal 1 run;
+# a machine without the generator records nothing for candidates it cannot build.
 # usage: run.sh <build dir> <source dir>
 set -euo pipefail
 B=$1 S=$2
@@ -42,4 +43,14 @@ for i in 0 1; do "$TUNE" "${COMMON[@]}" --seed 11 --refine 0 --results "$T/shard
 mkdir -p "$T/merged"
 "$TUNE" --merge "$T/merged/results.jsonl" "$T/shards"
 $CHECK same "$T/merged" "$T/one"
+echo "== 5. no generator here (a GPU machine runs modules built elsewhere): candidates it has no module"
+echo "   for leave no row, so that a build and a --resume run later take them"
+CONVBWD_TUNE_GENERATOR_DIR="$T/no-generator" "$TUNE" "${COMMON[@]}" --seed 11 --refine 0 --results "$T/nogen" \
+    > "$T/nogen.out" 2>&1 || { cat "$T/nogen.out"; exit 1; }
+if grep -qE '"kind": "build"|"status": "compile_failed"' "$T/nogen/results.jsonl"; then  # the library's own run
+    echo "a candidate that could not be built here was recorded"; exit 1
+fi
+"$TUNE" "${COMMON[@]}" --seed 11 --refine 0 --results "$T/nogen" --resume
+$CHECK complete "$T/nogen" 6 2
+$CHECK same "$T/nogen" "$T/one"
 echo "autotune: all checks passed"
