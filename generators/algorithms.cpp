@@ -212,7 +212,7 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     Expr w_lane, w_co;  // channel c's place in w_p (w_tile > 0)
     if (w_tile > 0 && !depthwise) {
         // A packed tile lies inside one group (the dispatcher's condition for these kernels:
-        // c / groups a multiple of w_tile, channel_tile() in schedules/spaces.h), so its group
+        // c / groups a multiple of w_tile, group_channel_tile() in schedules/spaces.h), so its group
         // and its tile within the group come from its first channel: uniform over the tile's
         // lanes, and dy_f and w_p load dense vectors (per lane, grouped layers gathered both:
         // 0.02-0.07 of oneDNN).

@@ -92,8 +92,8 @@ BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Fun
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W
     // x_row(xx, r, c, row) = x_f at row p * stride - pad + r * dilation of image n (r: filter row),
-    // dy_row(q, k, row) = dy_f
-    // at (p, n), where row = n * P + p: what partial reads (inlined by default).
+    // dy_row(q, k, row) = dy_f at (p, n), where row = n * P + p: what partial reads (inlined by
+    // default).
     Halide::Func x_row, dy_row;
     // partial(s, r, cg, k, sp): the reduction over rows [sp*rows, (sp+1)*rows) of the flattened
     // (n, p) space and every q. rr.x = q, rr.y = row within the split. image_splits (the
