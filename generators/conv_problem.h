@@ -87,6 +87,10 @@ inline const char *to_string(Device d) {
 }
 
 inline int dtype_bytes(DType t) { return t == DType::F32 ? 4 : 2; }
+// Whether device d's kernels carry f16 as 16-bit storage (uint16, converted with integer
+// operations: OpenCL C compilers differ in half support) instead of Halide's float16. The
+// generator (set_half_as_bits) and the runtime's buffer types both ask here.
+inline bool f16_as_bits(Device d) { return d == Device::OpenCL; }
 
 // Splits of the backward-weight reduction over the N*P rows: at most max_splits contiguous
 // chunks of equal size (the last one shorter). The host runtime computes the same numbers.

@@ -97,7 +97,7 @@ public:
     }
 
     void configure() {
-        set_half_as_bits(device() == Device::OpenCL);  // f16 as 16-bit storage (algorithms.h)
+        set_half_as_bits(f16_as_bits(device()));  // f16 as 16-bit storage (algorithms.h)
         Type t = storage_type(dtype);
         a = this->template add_input<Buffer<>>("a", t, 4);
         b = this->template add_input<Buffer<>>("b", t, 4);

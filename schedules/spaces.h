@@ -569,9 +569,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
                 return e;
         }
     }
-    // f16 on OpenCL is 16-bit storage (generators/algorithms.h): built for the fragment families,
-    // whose operands go to the matrix instruction as bits; the others would convert every load.
-    if (c.dtype == DType::F16 && c.device == Device::OpenCL && !calls_fragments(f))
+    // f16 as 16-bit storage (f16_as_bits, generators/conv_problem.h): built for the fragment
+    // families, whose operands go to the matrix instruction as bits; the others would convert
+    // every load.
+    if (c.dtype == DType::F16 && f16_as_bits(c.device) && !calls_fragments(f))
         return "f16 on OpenCL: matrix-fragment families only (16-bit storage; the SIMT kernels are not built)";
     return {};
 }

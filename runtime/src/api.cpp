@@ -50,13 +50,13 @@ struct HalideView {
     halide_dimension_t dim[4]{};
 };
 
-// The element type kernel k's buffers have for dtype t: f16 is 16-bit storage (uint16) in the
-// opencl kernels (generators/algorithms.h, set_half_as_bits), Halide's float16 elsewhere.
+// The element type kernel k's buffers have for dtype t: f16 is 16-bit storage (uint16) where
+// f16_as_bits (generators/conv_problem.h), Halide's float16 elsewhere.
 halide_type_t halide_type_of(DType t, const KernelInfo &k) {
     switch (t) {
     case DType::F32: return halide_type_t(halide_type_float, 32);
     case DType::F16:
-        return k.device == Device::OpenCL ? halide_type_t(halide_type_uint, 16) : halide_type_t(halide_type_float, 16);
+        return f16_as_bits(k.device) ? halide_type_t(halide_type_uint, 16) : halide_type_t(halide_type_float, 16);
     case DType::BF16: return halide_type_t(halide_type_uint, 16);  // 16-bit storage (generators/algorithms.h)
     }
     return halide_type_t(halide_type_float, 32);
