@@ -28,7 +28,8 @@ struct BuildConfig {
     double timeout_s = 300;
     int wrong_kernel = -1;                 // test hook: the job of this index corrupts its output
     // CUDA candidates: ptxas (CUDA toolkit) reads each module's PTX for registers and spills;
-    // empty: not checked. max_spill_bytes: more spill stores than this prune the candidate.
+    // empty: not checked. max_spill_bytes: more bytes of spill stores, or of a kernel's stack frame
+    // (arrays Halide could not keep in registers: local memory), than this prune the candidate.
     std::string ptxas;
     int max_spill_bytes = 0;
 };
@@ -49,14 +50,15 @@ struct BuildResult {
     std::string error;   // "timeout after 300 s", "generator failed: <log tail>", "pruned: ..."
     double seconds = 0;
     // CUDA, where ptxas ran: the most registers a kernel of the module uses, bytes of spill
-    // stores and loads over all its kernels (-1: not checked).
-    int regs = -1, spill_stores = -1, spill_loads = -1;
+    // stores and loads over all its kernels, the largest stack frame of one (-1: not checked).
+    int regs = -1, spill_stores = -1, spill_loads = -1, stack_bytes = -1;
 };
 
 // ptxas -v over the PTX that Halide embedded in a CUDA object (written to work_dir/kernels.ptx,
 // the report to work_dir/ptxas.log); false with *error when there is no PTX or ptxas fails.
 bool ptxas_run(const BuildConfig &c, const std::string &object, const std::string &work_dir, std::string *error);
-// The report's most registers of one kernel and bytes of spill stores and loads over all of them.
+// The report's most registers and largest stack frame of one kernel and bytes of spill stores and
+// loads over all of them.
 void ptxas_parse(const std::string &log, BuildResult *r);
 
 // The Halide target a kernel of this device is generated for (no runtime: the library's serves).

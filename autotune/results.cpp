@@ -23,7 +23,7 @@ double Row::num(const std::string &k) const {
 }
 
 const std::vector<std::string> &numeric_fields() {
-    static const std::vector<std::string> k = {"round", "index", "time_ms", "peer_ms", "seed", "max_error", "build_s", "regs", "spill_stores", "spill_loads"};
+    static const std::vector<std::string> k = {"round", "index", "time_ms", "peer_ms", "seed", "max_error", "build_s", "regs", "spill_stores", "spill_loads", "stack_bytes"};
     return k;
 }
 

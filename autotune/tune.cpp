@@ -53,8 +53,9 @@ to a tuning database that convbwd-driver --tuning-db and CONVBWD_TUNING_DB use a
   --time-budget S        start no new candidate after S seconds (default: none)
   --jobs J               compile workers (default: the CPUs)
   --compile-timeout S    a candidate's build is killed after S seconds (default 300)
-  --max-spill B          CUDA: a candidate whose PTX spills more than B bytes (ptxas -v, run where
-                         the CUDA toolkit is) is pruned, never run (default 0)
+  --max-spill B          CUDA: a candidate whose PTX spills more than B bytes, or has a kernel whose
+                         stack frame (local memory) is over B bytes (ptxas -v, run where the CUDA
+                         toolkit is), is pruned, never run (default 0)
   --results DIR          the results database: append-only JSON lines (default tune-results)
   --out FILE             the tuning database to write (default DIR/tuning.db; the winners' kernel
                          module goes beside it as FILE.kernels.so, named by a 'module' line)
@@ -492,6 +493,7 @@ int main(int argc, char **argv) {
         if (b.regs >= 0) {
             r->f["regs"] = std::to_string(b.regs);
             r->f["spill_stores"] = std::to_string(b.spill_stores), r->f["spill_loads"] = std::to_string(b.spill_loads);
+            r->f["stack_bytes"] = std::to_string(b.stack_bytes);
         }
         r->f["module"] = b.module;
         char sec[32];

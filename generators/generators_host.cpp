@@ -20,7 +20,7 @@ public:
         ConvArgs args = this->bwd_data_args();
         const BwdDataHostParams p = knobs.params();
         // pack = 1: acc reads the filter packed per channel tile (BwdDataGraph::w_p).
-        BwdDataGraph g = this->build_bwd_data(args, p.pack && !this->autoscheduled() ? p.vec * p.tile_c : 0);
+        BwdDataGraph g = this->build_bwd_data(args, this->autoscheduled() ? 0 : p.packed_tile());
         if (this->autoscheduled()) return;
         this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_data_dw_host" : "conv_bwd_data_host");
         schedule_bwd_data_host(g, p, args, layout, stride_class, filter_class, gc);

@@ -93,7 +93,7 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     Var cb("cb"), cr("cr"), xb("xb"), xr("xr"), cbo("cbo"), cbi("cbi"), xbo("xbo"), xbi("xbi"), yn("yn");
     // Threads along the layout's dense dim, so a warp's loads and stores are contiguous; with
     // staged (channels-innermost) inputs that is the channel dim in either layout.
-    const bool nhwc = layout == Layout::NHWC || p.stage == 1 || p.stage == 2;
+    const bool nhwc = p.channels_dense(layout);
     // vec: w's channels as vectors (its staged copy aligned; the generator requires C % vec == 0,
     // so the channel tiles, ShiftInwards included, start at multiples of vec).
     const bool vec = p.channel_vector() > 1;
@@ -104,7 +104,7 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
         else stage_channels_innermost(g.dy_f);
         stage_channels_innermost(g.w_f, p.channel_vector());
     }
-    const int t_c = nhwc ? p.threads_c : p.threads_x, t_x = nhwc ? p.threads_x : p.threads_c;
+    const int t_x = p.column_threads(layout), t_c = p.threads_c * p.threads_x / t_x;
     // colv: NCHW read in place, a thread's columns as vectors (loads of dy, stores of dx); the
     // generator requires rows and strides multiples of colv, and every tile shape below then has a
     // multiple of colv columns (the fallback too).
@@ -146,7 +146,10 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
         return c;
     };
     // Splits cv into per-thread registers (cr) x threads x blocks, likewise xv; `rest` lists the
-    // remaining pure vars of s, innermost first, so the loop order is explicit.
+    // remaining pure vars of s, innermost first, so the loop order is explicit; rest[0] is the
+    // row. fuse_rows: the column tiles and the rows are one index (xb), which the column threads
+    // split, so a row's last block does not idle (35 columns in tiles of 4: 9 tiles a row, 16
+    // column threads took 2 blocks); the caller's blocks then have no row var.
     auto tile_thread = [&](Stage s, int branch, Var cv, Var xv, std::vector<VarOrRVar> rest) {
         Shape sh = shape_of(branch);
         s.split(cv, cb, cr, sh.tc, TailStrategy::ShiftInwards).split(xv, xb, xr, sh.tx, TailStrategy::ShiftInwards);
@@ -155,10 +158,15 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
         else order.insert(order.end(), {xb, cb});
         order.insert(order.end(), rest.begin(), rest.end());
         s.reorder(order);
+        Var xcol = xb;
+        if (p.fuse_rows) {
+            xcol = Var("xby");
+            s.fuse(xb, rest[0].var, xcol);
+        }
         if (nhwc)
-            s.gpu_tile(cb, xb, cbo, xbo, cbi, xbi, sh.thc, sh.thx, TailStrategy::GuardWithIf);
+            s.gpu_tile(cb, xcol, cbo, xbo, cbi, xbi, sh.thc, sh.thx, TailStrategy::GuardWithIf);
         else
-            s.gpu_tile(xb, cb, xbo, cbo, xbi, cbi, sh.thx, sh.thc, TailStrategy::GuardWithIf);
+            s.gpu_tile(xcol, cb, xbo, cbo, xbi, cbi, sh.thx, sh.thc, TailStrategy::GuardWithIf);
         s.unroll(cr);
         if (colv > 1) {
             Var xro("xro"), xri("xri");
@@ -180,7 +188,8 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
             g.out, shape_conditions(a.W), g.beta,
             [&](Stage s, int branch) {
                 tile_thread(s, branch, c, x, {y, n});
-                s.fuse(y, n, yn).gpu_blocks(yn);
+                if (p.fuse_rows) s.gpu_blocks(n);
+                else s.fuse(y, n, yn).gpu_blocks(yn);
             },
             whole);
         g.acc.compute_at(g.out, thread_inner);
@@ -196,7 +205,8 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
             // One launch per stride phase (the phase loops stay on the host): each kernel runs
             // one sub-filter, and a thread's tile lies in one phase.
             tile_thread(s, branch, c, g.mx, {g.my, n, g.phx, g.phy});
-            s.fuse(g.my, n, rows).gpu_blocks(rows);
+            if (p.fuse_rows) s.gpu_blocks(n);
+            else s.fuse(g.my, n, rows).gpu_blocks(rows);
             // Compile-time stride: one launch per phase with its tap table folded to constants;
             // an empty phase's launch only writes zeros (its reduction folds away).
             if (g.sx > 0 && g.sy > 0) s.unroll(g.phx).unroll(g.phy);

@@ -61,6 +61,9 @@ struct Knob {
         int column_vector() const;                                             \
         int group_channel_tile() const;                                        \
         int group_channels_min() const;                                        \
+        int packed_tile() const;                                               \
+        bool channels_dense(Layout layout) const;                              \
+        int column_threads(Layout layout) const;                               \
     };
 
 // ---- Backward-data, host CPU (generators conv_bwd_data_host, conv_bwd_data_scatter_host) ----
@@ -133,6 +136,10 @@ CONVBWD_DEFINE_PARAMS(BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_
       "share their dy loads)",                                                                               \
       0, 1)                                                                                                  \
     X(narrow, 1, Compile, "n", "1 = rows of few column tiles move idle column threads onto channels", 0, 1) \
+    X(fuse_rows, 0, Compile, "y",                                                                            \
+      "1 = the column-tile threads run along a row's tiles and on into the next rows (one fused index), "  \
+      "so planes whose rows are a few tiles wide (35 or 17 columns) leave no column thread idle",           \
+      0, 1)                                                                                                  \
     X(vec, 1, Compile, "v",                                                                                  \
       "4 = w's channels loaded as 16-byte vectors from its staged copy (C, C/groups multiples of 4)", 1, 4) \
     X(xvec, 1, Compile, "xv",                                                                                \
@@ -226,13 +233,21 @@ inline int BwdDataMmaGpuParams::column_vector() const { return 1; }
 inline int BwdWeightMmaGpuParams::channel_vector() const { return 1; }
 inline int BwdWeightMmaGpuParams::column_vector() const { return 1; }
 inline int BwdDataGpuParams::column_vector() const { return stage ? 1 : std::max(1, xvec); }
+// GPU backward-data threads: along the channels where they are dense (NHWC, or the staged
+// channels-innermost copies), else along the columns (NCHW read in place), so a warp's loads are
+// contiguous; column_threads() is then threads_x, else threads_c: the threads along a row's
+// column tiles (with fuse_rows, along the tiles of every row of a plane).
+inline bool BwdDataGpuParams::channels_dense(Layout layout) const { return layout == Layout::NHWC || stage == 1 || stage == 2; }
+inline int BwdDataGpuParams::column_threads(Layout layout) const { return channels_dense(layout) ? threads_x : threads_c; }
 inline int BwdWeightGpuParams::column_vector() const { return 1; }
 // Host register tiles of channel vectors and groups. group_channel_tile(): a grouped problem's
 // c / groups must be a multiple of it (packed backward-data reads a tile's group from the tile's
 // first channel, define_bwd_data). group_channels_min(): c / groups at least this, else the tiles
 // run mostly masked (backward-weight, 8 channels a group under 16-channel tiles: 0.02 of oneDNN;
 // with 8-channel tiles 0.4). 1: any.
-inline int BwdDataHostParams::group_channel_tile() const { return pack ? vec * tile_c : 1; }
+// packed_tile(): the channels per tile of the packed filter (pack=1, BwdDataGraph::w_tile), 0 = none.
+inline int BwdDataHostParams::packed_tile() const { return pack ? vec * tile_c : 0; }
+inline int BwdDataHostParams::group_channel_tile() const { return std::max(1, packed_tile()); }
 inline int BwdDataHostParams::group_channels_min() const { return 1; }
 inline int BwdWeightHostParams::group_channel_tile() const { return 1; }
 inline int BwdWeightHostParams::group_channels_min() const { return vec * tile_c; }
@@ -271,6 +286,16 @@ constexpr bool weight_image_splits(ScheduleKind kind, GroupClass gc) {
     return kind == ScheduleKind::Host && gc != GroupClass::Any;
 }
 
+// A kernel's conditions on a grouped problem's c / groups, from its params' group_channel_tile()
+// and group_channels_min(): a multiple of tile, at least min (1: any). The dispatcher asks each
+// kernel's family (Family::group_channels); families without the traits take any.
+struct GroupChannels {
+    int tile = 1, min = 1;
+};
+struct KnobValues;
+template <class Params>
+GroupChannels group_channels_of(const KnobValues &vals);
+
 // A family: a generator and the space its knobs span. tag_prefix starts the kernel tag of the
 // family's kernels (algorithm variants other than the direction's main one).
 struct Family {
@@ -286,18 +311,22 @@ struct Family {
     // family's (the runtime reads its launch knobs), but no compile-time knob changes the code:
     // the tag is the prefix alone and every point is valid.
     const char *autoscheduler = nullptr;
+    // The family's conditions on c / groups (group_channels_of<its params>), or none.
+    GroupChannels (*group_channels)(const KnobValues &) = nullptr;
 };
 
 inline const std::vector<Family> &families() {
     static const std::vector<Family> f = {
         {"conv_bwd_data_host", Direction::BwdData, ScheduleKind::Host, GroupClass::Any, "", &BwdDataHostParams::knobs,
-         "backward-data by stride phases, register tiles of channel vectors x columns"},
+         "backward-data by stride phases, register tiles of channel vectors x columns", nullptr,
+         &group_channels_of<BwdDataHostParams>},
         {"conv_bwd_data_dw_host", Direction::BwdData, ScheduleKind::Host, GroupClass::Depthwise, "dw",
          &BwdDataHostParams::knobs, "depthwise backward-data (c = k = groups): the same tiles, dense channel vectors"},
         {"conv_bwd_data_scatter_host", Direction::BwdData, ScheduleKind::Host, GroupClass::Any, "scatter",
          &BwdDataHostParams::knobs, "comparison baseline: zero-inserted dy (scatter) then the stride-1 algorithm"},
         {"conv_bwd_weight_host", Direction::BwdWeight, ScheduleKind::Host, GroupClass::Any, "", &BwdWeightHostParams::knobs,
-         "backward-weight, split reduction over N*P rows into a workspace"},
+         "backward-weight, split reduction over N*P rows into a workspace", nullptr,
+         &group_channels_of<BwdWeightHostParams>},
         {"conv_bwd_weight_dw_host", Direction::BwdWeight, ScheduleKind::Host, GroupClass::Depthwise, "dw",
          &BwdWeightDwHostParams::knobs, "depthwise backward-weight (c = k = groups): vectors along the channels"},
         {"conv_bwd_weight_narrow_host", Direction::BwdWeight, ScheduleKind::Host, GroupClass::Narrow, "nr",
@@ -456,6 +485,12 @@ Params to_params(const KnobValues &vals) {
     return p;
 }
 
+template <class Params>
+GroupChannels group_channels_of(const KnobValues &vals) {
+    const Params p = to_params<Params>(vals);
+    return {p.group_channel_tile(), p.group_channels_min()};
+}
+
 // ---- valid(): every constraint of a family, for one point, problem class and device ----
 // Returns "" where valid, else the first constraint that fails, naming its knobs.
 struct KernelClass {
@@ -528,6 +563,8 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(p.vec == 1 || p.stage == 1 || p.stage == 2, "vec=4 needs stage 1 or 2 (w's staged copy)")).empty()) return e;
         if (!(e = need(p.vec == 1 || p.tile_c % p.vec == 0, "vec=4 needs tile_c a multiple of 4")).empty()) return e;
         if (!(e = need(p.stage != 3 || c.layout == Layout::NCHW, "stage=3 (a padded copy in the input's layout) is for nchw")).empty()) return e;
+        if (!(e = need(p.fuse_rows == 0 || p.narrow == 0,
+                       "fuse_rows=1 needs narrow=0 (fused rows leave no column thread idle to move)")).empty()) return e;
         if (p.xvec > 1) {
             if (!(e = need(p.stage == 0, "xvec needs stage=0 (read in place)")).empty()) return e;
             if (!(e = need(c.layout == Layout::NCHW && c.stride == StrideClass::S1, "xvec needs layout nchw, stride s1")).empty()) return e;

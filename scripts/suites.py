@@ -40,7 +40,7 @@ def main():
         by_layer[key][r["layout"]] = r
     table = defaultdict(lambda: {"same": [], "best": [], "worst": (float("inf"), ""), "missing": 0})
     for (suite, direction, _), per_layout in by_layer.items():
-        peer_best = min((r["peer_time_ms"] for r in per_layout.values() if r.get("peer_time_ms")), default=None)
+        best = peer_best(per_layout.values())
         for layout, r in per_layout.items():
             t = table[(suite, direction, layout)]
             if r.get("error") or not r.get("time_ms") or not r.get("peer_time_ms"):
@@ -48,7 +48,7 @@ def main():
                 continue
             ratio = r["peer_time_ms"] / r["time_ms"]
             t["same"].append(ratio)
-            t["best"].append(peer_best / r["time_ms"])
+            t["best"].append(best / r["time_ms"])
             if ratio < t["worst"][0]:
                 t["worst"] = (ratio, r["problem"].split(" -F")[0] + " " + r["kernel"])
     if "--layers" in sys.argv:
@@ -71,16 +71,27 @@ def main():
             print("%-16s %-10s %-6s %6s %8s %8s %7s  %s" % vals)
 
 
+_shape_lines = {}  # shape file -> its lines (read once)
+
+
 def layer_name(r):
     """The comment of the row's line in its shape file (the layer's name), else its problem."""
-    try:
-        with open(r["shapes"]) as f:
-            line = f.read().splitlines()[r["line"] - 1]
-        if "#" in line:
-            return line.split("#", 1)[1].strip()
-    except (OSError, KeyError, IndexError, TypeError):
-        pass
+    path = r.get("shapes")
+    if path not in _shape_lines:
+        try:
+            with open(path) as f:
+                _shape_lines[path] = f.read().splitlines()
+        except (OSError, TypeError):
+            _shape_lines[path] = []
+    lines, line = _shape_lines[path], r.get("line")
+    if isinstance(line, int) and 0 < line <= len(lines) and "#" in lines[line - 1]:
+        return lines[line - 1].split("#", 1)[1].strip()
     return r["problem"].split(" -F")[0]
+
+
+def peer_best(per_layout):
+    """The peer's least time over the layer's rows (its faster layout), else None."""
+    return min((r["peer_time_ms"] for r in per_layout if r.get("peer_time_ms")), default=None)
 
 
 def layers(by_layer, md):
@@ -89,12 +100,12 @@ def layers(by_layer, md):
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head) if md else fmt % tuple(head))
     for (suite, direction, _), per_layout in sorted(by_layer.items(), key=lambda kv: (kv[0][0], min(
             r.get("line", 0) for r in kv[1].values()), kv[0][1])):
-        peer_best = min((r["peer_time_ms"] for r in per_layout.values() if r.get("peer_time_ms")), default=None)
+        best = peer_best(per_layout.values())
         vals, kernels, name = [], [], ""
         for layout in ("nchw", "nhwc"):
             r = per_layout.get(layout)
             ok = r and not r.get("error") and r.get("time_ms") and r.get("peer_time_ms")
-            vals += ["%.2f" % (r["peer_time_ms"] / r["time_ms"]), "%.2f" % (peer_best / r["time_ms"])] if ok else ["-", "-"]
+            vals += ["%.2f" % (r["peer_time_ms"] / r["time_ms"]), "%.2f" % (best / r["time_ms"])] if ok else ["-", "-"]
             kernels.append(r["kernel"] if r and r.get("kernel") else "-")
             name = name or (layer_name(r) if r else "")
         row = (name[:44], direction, *vals, " / ".join(kernels))

@@ -77,11 +77,7 @@ bool flattens_pointwise_plane(const Selection &s, const ConvProblem &p);
 // The channel vector of kernel k (its params' channel_vector()): k requires C and C / groups to
 // be multiples of it (1: any); backward-weight ones K too, and groups 1.
 int channel_vector(const KernelInfo &k);
-// Host kernels' conditions on a grouped problem's c / groups (schedules/spaces.h,
-// group_channel_tile() and group_channels_min()): a multiple of tile, at least min (1: any).
-struct GroupChannels {
-    int tile = 1, min = 1;
-};
+// A kernel's conditions on a grouped problem's c / groups (its family's, schedules/spaces.h).
 GroupChannels group_channels(const KernelInfo &k);
 // Struct Query is declared below; the rows x images (or filter rows x k) a GPU kernel puts on one
 // grid dim of at most 65535 blocks for this query (0 for host kernels and where none does).

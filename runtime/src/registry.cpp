@@ -249,14 +249,7 @@ int channel_vector(const KernelInfo &k) {
 
 GroupChannels group_channels(const KernelInfo &k) {
     const KnobValues &kv = kernel_knobs(k);
-    const Family &f = *kv.family;
-    if (k.device != Device::Host || f.groups != GroupClass::Any || f.autoscheduler) return {};
-    auto of = [](const auto &p) { return GroupChannels{p.group_channel_tile(), p.group_channels_min()}; };
-    if (f.dir == Direction::BwdData && std::string(f.name) == "conv_bwd_data_host")
-        return of(to_params<BwdDataHostParams>(kv));
-    if (f.dir == Direction::BwdWeight && std::string(f.name) == "conv_bwd_weight_host")
-        return of(to_params<BwdWeightHostParams>(kv));
-    return {};
+    return kv.family->group_channels ? kv.family->group_channels(kv) : GroupChannels{};
 }
 
 int64_t gpu_grid_rows(const Selection &s, const Query &q) {
@@ -274,6 +267,10 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q) {
         // (flat) has one row per image.
         const bool flat = flattens_pointwise_plane(s, p) && q.planes_dense;
         int64_t rows = flat ? N : H * N;
+        // fuse_rows: a row's column tiles and the rows share a grid dim, the images another; at
+        // most W * H tiles (the 1-column fallback) over the column threads.
+        if (g.fuse_rows)
+            rows = std::max<int64_t>(N, ((int64_t)p.W * H + g.column_threads(p.layout) - 1) / g.column_threads(p.layout));
         if (g.stage == 1 || g.stage == 2) {
             // The channels-innermost copies: dy's rows with its border (at stride 1 the filter's
             // reach, dil * (R - 1), whatever the padding), and w's filter rows x k.

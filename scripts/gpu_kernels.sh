@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The GPU machine: named kernels (candidates of the manifest, say) forced one at a time on every
+# line of a suite, each row checked against cuDNN's output and timed against it (TF32 off) in the
+# same process. Prints per kernel and layer the ratio to cuDNN in the kernel's layout and to
+# cuDNN's faster layout, and the geomeans (scripts/kernel_table.py); rows in $OUT/kernels.tgz.
+#   KERNELS: kernel names (--list-kernels)   SHAPES: the suite (shapes/classes.txt)
+#   ITERS: timed calls (10)   CUDA_TESTS: doctest cases of a conformance run first (none)
+#   DIRECTION: -F value (2 = backward-data, 4 = backward-weight)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/gpu_env.sh  # $bin, $out, cuDNN on LD_LIBRARY_PATH
+shapes=${SHAPES:-shapes/classes.txt} F=${DIRECTION:-2}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
+date -u | tee -a "$out/device.txt"
+kernels=${KERNELS:?KERNELS: the kernel names to run}
+if [ -n "${CUDA_TESTS:-}" ]; then
+  echo "== conformance: $CUDA_TESTS"
+  timeout 300 "$bin/convbwd_tests" --test-suite=kernels "--test-case=$CUDA_TESTS" > "$out/test_cuda.log" 2>&1
+  echo "rc=$?"; tail -3 "$out/test_cuda.log"
+fi
+mkdir -p "$out/rows"
+total=$(echo $kernels | wc -w); i=0; t0=$(date +%s)
+for k in $kernels; do
+  i=$((i + 1))
+  layout=$(echo "$k" | cut -d_ -f3 | tr a-z A-Z)
+  # Every line: those the kernel cannot implement give an error row (the driver's reason), skipped
+  # by the table. -V 0: the rows are checked against cuDNN's output in the same process (the
+  # conformance run, CUDA_TESTS, checks the kernels against the double reference first).
+  timeout 240 "$bin/convbwd-driver" --shapes "$shapes" -I "$layout" -F "$F" --target cuda --compare cudnn \
+      --kernel "$k" -t 1 -V 0 -i "${ITERS:-10}" --json > "$out/rows/$k.json" 2> "$out/rows/$k.err"
+  rc=$?
+  el=$(( $(date +%s) - t0 ))
+  echo "[$i/$total] $k rc=$rc rows=$(grep -c '^{' "$out/rows/$k.json") ${el}s ETA $(( el * (total - i) / i ))s"
+done
+python3 scripts/kernel_table.py "$out"/rows/*.json | tee "$out/table.txt"
+(cd "$out" && tar czf kernels.tgz rows device.txt $(ls test_cuda.log 2>/dev/null) && rm -rf rows test_cuda.log)
