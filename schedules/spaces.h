@@ -588,6 +588,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
                        "threads_c * threads_k a multiple of 64 (an AMD wave), at most 1024")).empty()) return e;
         if (p.vec > 1) {
             if (!(e = need(p.stage == 1, "vec=4 needs stage=1 (x and dy staged channels innermost)")).empty()) return e;
+            if (!(e = need(c.filter != FilterClass::Any,
+                           "vec=4 needs a compile-time filter (k1, k3): a column block's x in registers spans "
+                           "the filter's width (with filter any Halide finds no constant bound)")).empty())
+                return e;
             if (!(e = need(p.tile_c % p.vec == 0 && p.tile_k % p.vec == 0, "vec=4 needs tile_c and tile_k multiples of 4")).empty()) return e;
             if (!(e = need(c.device == Device::Cuda || p.unroll_q <= 4, "vec=4 with unroll_q=7 needs CUDA")).empty()) return e;
         }

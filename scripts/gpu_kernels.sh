@@ -3,7 +3,8 @@
 # line of a suite, each row checked against cuDNN's output and timed against it (TF32 off) in the
 # same process. Prints per kernel and layer the ratio to cuDNN in the kernel's layout and to
 # cuDNN's faster layout, and the geomeans (scripts/kernel_table.py); rows in $OUT/kernels.tgz.
-#   KERNELS: kernel names (--list-kernels)   SHAPES: the suite (shapes/classes.txt)
+#   KERNELS: kernel names (--list-kernels), each with launch-time knobs after colons if wanted
+#   (NAME:split_blocks=1056)   SHAPES: the suite (shapes/classes.txt)
 #   ITERS: timed calls (10)   CUDA_TESTS: doctest cases of a conformance run first (none)
 #   DIRECTION: -F value (2 = backward-data, 4 = backward-weight)
 set -uo pipefail
@@ -27,7 +28,7 @@ for k in $kernels; do
   # by the table. -V 0: the rows are checked against cuDNN's output in the same process (the
   # conformance run, CUDA_TESTS, checks the kernels against the double reference first).
   timeout 240 "$bin/convbwd-driver" --shapes "$shapes" -I "$layout" -F "$F" --target cuda --compare cudnn \
-      --kernel "$k" -t 1 -V 0 -i "${ITERS:-10}" --json > "$out/rows/$k.json" 2> "$out/rows/$k.err"
+      --kernel "${k//:/ }" -t 1 -V 0 -i "${ITERS:-10}" --json > "$out/rows/$k.json" 2> "$out/rows/$k.err"
   rc=$?
   el=$(( $(date +%s) - t0 ))
   echo "[$i/$total] $k rc=$rc rows=$(grep -c '^{' "$out/rows/$k.json") ${el}s ETA $(( el * (total - i) / i ))s"
