@@ -750,7 +750,10 @@ int main(int argc, char **argv) {
                           q.pad_top, q.dilation_h, q.G);
             const int par = device == Device::Host ? std::max(1, (int)sysconf(_SC_NPROCESSORS_ONLN)) : 132;
             const KnobValues kv = default_values(*bf);
-            const Candidate c = make_candidate(w.cls, *bf, kv);
+            Candidate c = make_candidate(w.cls, *bf, kv);
+            // One baseline module per class: the name carries the group class too (its estimates
+            // are that class's problem), else the 3x3 depthwise class reused the grouped one's.
+            if (w.cls.groups != GroupClass::Any) c.kernel += w.cls.groups == GroupClass::Depthwise ? "dw" : "nr";
             BuildJob job{c.kernel, bf, w.cls.cls, kv, Role::Baseline,
                          "-p '" + plugin + "' autoscheduler=" + bf->autoscheduler + " autoscheduler.parallelism=" +
                              std::to_string(par) + " estimates=" + est};

@@ -19,8 +19,9 @@ public:
     void generate() {
         ConvArgs args = this->bwd_data_args();
         const BwdDataHostParams p = knobs.params();
-        // pack = 1: acc reads the filter packed per channel tile (BwdDataGraph::w_p).
-        BwdDataGraph g = this->build_bwd_data(args, this->autoscheduled() ? 0 : p.packed_tile());
+        // pack = 1: acc reads the filter packed per channel tile (BwdDataGraph::w_p). Asked with
+        // using_autoscheduler(): autoscheduled() sets out's estimates, and out is defined below.
+        BwdDataGraph g = this->build_bwd_data(args, this->using_autoscheduler() ? 0 : p.packed_tile());
         if (this->autoscheduled()) return;
         this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_data_dw_host" : "conv_bwd_data_host");
         schedule_bwd_data_host(g, p, args, layout, stride_class, filter_class, gc);

@@ -3,7 +3,8 @@
 # class verifies every candidate and writes a tuning database with a module that the driver then
 # runs; a run killed mid-way and resumed runs nothing twice and loses nothing; a deliberately
 # wrong candidate (test hook) is recorded wrong and never promoted; 2 shards merged equal 1 run;
-# a machine without the generator records nothing for candidates it cannot build.
+# a machine without the generator records nothing for candidates it cannot build; the Adams2019
+# baseline of a backward-data class builds and verifies.
 # usage: run.sh <build dir> <source dir>
 set -euo pipefail
 B=$1 S=$2
@@ -53,4 +54,15 @@ fi
 "$TUNE" "${COMMON[@]}" --seed 11 --refine 0 --results "$T/nogen" --resume
 $CHECK complete "$T/nogen" 6 2
 $CHECK same "$T/nogen" "$T/one"
+echo "== 6. --baseline adams2019: Halide's autoscheduler schedules a backward-data class's Funcs, which"
+echo "   build, verify and run on both problems (the generator sets the estimates after the Funcs exist)"
+"$TUNE" --shapes "$SHAPES" --direction bwd_data --target host --budget 1 --refine 0 --iters 1 --jobs 2 --seed 3 \
+    --baseline adams2019 --results "$T/base" > "$T/base.out" 2>&1 || { cat "$T/base.out"; exit 1; }
+python3 - "$T/base/results.jsonl" <<'PY' || { cat "$T/base.out"; exit 1; }
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ok = [r for r in rows if r.get("kind") == "baseline" and r.get("status") == "ok"]
+if len(ok) != 2:
+    sys.exit("expected 2 verified baseline rows, got %d: %s" % (len(ok), [(r.get("kind"), r.get("status"), r.get("error", "")[:200]) for r in rows if r.get("kind") in ("baseline", "build")]))
+PY
 echo "autotune: all checks passed"
