@@ -5,9 +5,8 @@
 namespace convbwd::tune {
 
 std::string ProblemClass::key() const {
-    const char *g = groups == GroupClass::Depthwise ? "dw" : groups == GroupClass::Narrow ? "narrow" : "any";
     return std::string(to_string(cls.dir)) + "-" + to_string(cls.dtype) + "-" + to_string(cls.layout) + "-" +
-           to_string(cls.stride) + "-" + to_string(cls.filter) + "-" + g + "-" + to_string(cls.device);
+           to_string(cls.stride) + "-" + to_string(cls.filter) + "-" + to_string(groups) + "-" + to_string(cls.device);
 }
 
 ProblemClass class_of(const ConvProblem &p, Direction dir, Device device) {

@@ -82,6 +82,7 @@ inline const char *to_string(DType t) { return t == DType::F32 ? "f32" : t == DT
 inline const char *to_string(Layout l) { return l == Layout::NCHW ? "nchw" : "nhwc"; }
 inline const char *to_string(StrideClass s) { return s == StrideClass::S1 ? "s1" : s == StrideClass::S2 ? "s2" : "any"; }
 inline const char *to_string(FilterClass f) { return f == FilterClass::K1 ? "k1" : f == FilterClass::K3 ? "k3" : "any"; }
+inline const char *to_string(GroupClass g) { return g == GroupClass::Depthwise ? "dw" : g == GroupClass::Narrow ? "narrow" : "any"; }
 inline const char *to_string(Device d) {
     return d == Device::Host ? "host" : d == Device::OpenCL ? "opencl" : d == Device::Cuda ? "cuda" : "amdgpu";
 }

@@ -147,9 +147,10 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     };
     // Splits cv into per-thread registers (cr) x threads x blocks, likewise xv; `rest` lists the
     // remaining pure vars of s, innermost first, so the loop order is explicit; rest[0] is the
-    // row. fuse_rows: the column tiles and the rows are one index (xb), which the column threads
-    // split, so a row's last block does not idle (35 columns in tiles of 4: 9 tiles a row, 16
-    // column threads took 2 blocks); the caller's blocks then have no row var.
+    // row, rest[1] the image. Blocks: rows x images fused on one grid dim. fuse_rows: the column
+    // tiles and the rows are one index (xb), which the column threads split, so a row's last
+    // block does not idle (35 columns in tiles of 4: 9 tiles a row, 16 column threads took 2
+    // blocks); the images are then a grid dim of their own.
     auto tile_thread = [&](Stage s, int branch, Var cv, Var xv, std::vector<VarOrRVar> rest) {
         Shape sh = shape_of(branch);
         s.split(cv, cb, cr, sh.tc, TailStrategy::ShiftInwards).split(xv, xb, xr, sh.tx, TailStrategy::ShiftInwards);
@@ -167,6 +168,8 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
             s.gpu_tile(cb, xcol, cbo, xbo, cbi, xbi, sh.thc, sh.thx, TailStrategy::GuardWithIf);
         else
             s.gpu_tile(xcol, cb, xbo, cbo, xbi, cbi, sh.thx, sh.thc, TailStrategy::GuardWithIf);
+        if (p.fuse_rows) s.gpu_blocks(rest[1].var);
+        else s.fuse(rest[0].var, rest[1].var, yn).gpu_blocks(yn);
         s.unroll(cr);
         if (colv > 1) {
             Var xro("xro"), xri("xri");
@@ -186,11 +189,7 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
         g.out.compute_root();
         for_each_branch(
             g.out, shape_conditions(a.W), g.beta,
-            [&](Stage s, int branch) {
-                tile_thread(s, branch, c, x, {y, n});
-                if (p.fuse_rows) s.gpu_blocks(n);
-                else s.fuse(y, n, yn).gpu_blocks(yn);
-            },
+            [&](Stage s, int branch) { tile_thread(s, branch, c, x, {y, n}); },
             whole);
         g.acc.compute_at(g.out, thread_inner);
     } else {
@@ -199,14 +198,11 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
         // Channels innermost in NHWC, so that both the phase kernel's stores and the gather's
         // loads run along a warp's channel threads (coalesced).
         if (nhwc) stored.reorder_storage(c, g.mx, g.phx, g.my, g.phy, n);
-        Var rows("rows");
         Expr columns = (a.W + a.pad_left) / a.stride_w;  // a lower bound on the phase array's width
         for_each_branch(stored, shape_conditions(columns), Expr(), [&](Stage s, int branch) {
             // One launch per stride phase (the phase loops stay on the host): each kernel runs
             // one sub-filter, and a thread's tile lies in one phase.
             tile_thread(s, branch, c, g.mx, {g.my, n, g.phx, g.phy});
-            if (p.fuse_rows) s.gpu_blocks(n);
-            else s.fuse(g.my, n, rows).gpu_blocks(rows);
             // Compile-time stride: one launch per phase with its tap table folded to constants;
             // an empty phase's launch only writes zeros (its reduction folds away).
             if (g.sx > 0 && g.sy > 0) s.unroll(g.phx).unroll(g.phy);

@@ -1,6 +1,6 @@
-# Sourced by the GPU machine's scripts (gpu_run.sh, gpu_suites.sh): unpacks the binaries carried in
-# .device/bin (xz, scripts/gpu_build.sh) into $bin, makes $out ($OUT), and puts the cuDNN of the
-# machine's PyTorch on LD_LIBRARY_PATH.
+# Sourced by the GPU machine's scripts (gpu_run.sh, gpu_suites.sh, gpu_kernels.sh): unpacks the
+# binaries carried in .device/bin (xz, scripts/gpu_build.sh) into $bin, makes $out ($OUT), puts
+# the cuDNN of the machine's PyTorch on LD_LIBRARY_PATH, and defines conformance().
 bin=/tmp/convbwd-bin
 mkdir -p "$bin"
 # Each binary once per carried file (a second script sourcing this while the first one's programs
@@ -12,6 +12,13 @@ for f in .device/bin/*.xz; do
   chmod +x "$t"
 done
 out=${OUT:-/tmp/convbwd-gpu}
+# conformance CASES [TIMEOUT]: the doctest cases (kernel names) against the double reference on
+# this GPU, log in $out/test_cuda.log, its status and summary printed.
+conformance() {
+  echo "== conformance: $1"
+  timeout "${2:-240}" "$bin/convbwd_tests" --test-suite=kernels "--test-case=$1" > "$out/test_cuda.log" 2>&1
+  echo "rc=$?"; tail -3 "$out/test_cuda.log"
+}
 mkdir -p "$out"
 cudnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), "lib"))' 2>/dev/null)
 export LD_LIBRARY_PATH="${cudnn:+$cudnn:}${LD_LIBRARY_PATH:-}"

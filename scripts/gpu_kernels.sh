@@ -14,11 +14,7 @@ shapes=${SHAPES:-shapes/classes.txt} F=${DIRECTION:-2}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 date -u | tee -a "$out/device.txt"
 kernels=${KERNELS:?KERNELS: the kernel names to run}
-if [ -n "${CUDA_TESTS:-}" ]; then
-  echo "== conformance: $CUDA_TESTS"
-  timeout 300 "$bin/convbwd_tests" --test-suite=kernels "--test-case=$CUDA_TESTS" > "$out/test_cuda.log" 2>&1
-  echo "rc=$?"; tail -3 "$out/test_cuda.log"
-fi
+[ -z "${CUDA_TESTS:-}" ] || conformance "$CUDA_TESTS" 300
 mkdir -p "$out/rows"
 total=$(echo $kernels | wc -w); i=0; t0=$(date +%s)
 for k in $kernels; do

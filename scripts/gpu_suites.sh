@@ -12,9 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/gpu_env.sh  # $bin (the unpacked binaries), $out, cuDNN on LD_LIBRARY_PATH
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 date -u | tee -a "$out/device.txt"
-echo "== conformance: ${CUDA_TESTS:=*_cuda_dw*}"
-timeout 240 "$bin/convbwd_tests" --test-suite=kernels "--test-case=$CUDA_TESTS" > "$out/test_cuda.log" 2>&1
-echo "rc=$?"; tail -3 "$out/test_cuda.log"
+conformance "${CUDA_TESTS:-*_cuda_dw*}"
 if [ -n "${OPENCL_TESTS:-}" ]; then  # NVIDIA's OpenCL compiles each kernel at first use: minutes
   echo "== conformance: $OPENCL_TESTS"
   timeout "${OPENCL_TIMEOUT:-420}" "$bin/convbwd_tests" --test-suite=kernels "--test-case=$OPENCL_TESTS" > "$out/test_opencl.log" 2>&1

@@ -12,7 +12,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from suites import geomean, layer_name, peer_best, rows  # noqa: E402  (one reading of the rows)
+from suites import geomean, layer_name, peer_best, rows, timed  # noqa: E402  (one reading of the rows)
 
 
 def main():
@@ -24,7 +24,7 @@ def main():
     for path in paths:
         kernel = os.path.splitext(os.path.basename(path))[0]
         for r in rows([path]):
-            if r.get("error") or not r.get("time_ms") or not r.get("peer_time_ms"):
+            if not timed(r):
                 continue
             r["_problem"] = (r["direction"], r["problem_key"].replace("-" + r["layout"] + "-", "-"))
             by_problem[r["_problem"]].append(r)

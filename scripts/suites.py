@@ -43,7 +43,7 @@ def main():
         best = peer_best(per_layout.values())
         for layout, r in per_layout.items():
             t = table[(suite, direction, layout)]
-            if r.get("error") or not r.get("time_ms") or not r.get("peer_time_ms"):
+            if not timed(r):
                 t["missing"] += 1
                 continue
             ratio = r["peer_time_ms"] / r["time_ms"]
@@ -89,6 +89,11 @@ def layer_name(r):
     return r["problem"].split(" -F")[0]
 
 
+def timed(r):
+    """A row with both times and no error (one the ratios can use)."""
+    return not r.get("error") and bool(r.get("time_ms")) and bool(r.get("peer_time_ms"))
+
+
 def peer_best(per_layout):
     """The peer's least time over the layer's rows (its faster layout), else None."""
     return min((r["peer_time_ms"] for r in per_layout if r.get("peer_time_ms")), default=None)
@@ -104,7 +109,7 @@ def layers(by_layer, md):
         vals, kernels, name = [], [], ""
         for layout in ("nchw", "nhwc"):
             r = per_layout.get(layout)
-            ok = r and not r.get("error") and r.get("time_ms") and r.get("peer_time_ms")
+            ok = r and timed(r)
             vals += ["%.2f" % (r["peer_time_ms"] / r["time_ms"]), "%.2f" % (best / r["time_ms"])] if ok else ["-", "-"]
             kernels.append(r["kernel"] if r and r.get("kernel") else "-")
             name = name or (layer_name(r) if r else "")

@@ -269,8 +269,10 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q) {
         int64_t rows = flat ? N : H * N;
         // fuse_rows: a row's column tiles and the rows share a grid dim, the images another; at
         // most W * H tiles (the 1-column fallback) over the column threads.
-        if (g.fuse_rows)
-            rows = std::max<int64_t>(N, ((int64_t)p.W * H + g.column_threads(p.layout) - 1) / g.column_threads(p.layout));
+        if (g.fuse_rows) {
+            const int64_t threads = g.column_threads(p.layout);
+            rows = std::max<int64_t>(N, ((int64_t)p.W * H + threads - 1) / threads);
+        }
         if (g.stage == 1 || g.stage == 2) {
             // The channels-innermost copies: dy's rows with its border (at stride 1 the filter's
             // reach, dil * (R - 1), whatever the padding), and w's filter rows x k.

@@ -65,6 +65,13 @@ def main():
         if a != b:
             fail(f"{d} and {sys.argv[3]} differ: {sorted(set(a.items()) ^ set(b.items()))[:4]}")
         print(f"ok: {len(a)} units, same statuses")
+    elif what == "baseline":  # the autoscheduler baseline verified and timed on N problems
+        problems = int(sys.argv[3])
+        ok = [r for r in rs if r["kind"] == "baseline" and r.get("status") == "ok"]
+        if len(ok) != problems:
+            fail(f"{len(ok)} verified baseline rows, expected {problems}: "
+                 f"{[(r['kind'], r.get('status'), r.get('error', '')[:200]) for r in rs if r['kind'] in ('baseline', 'build')]}")
+        print(f"ok: the baseline verified on {problems} problems")
     else:
         fail("unknown check " + what)
 

@@ -58,11 +58,5 @@ echo "== 6. --baseline adams2019: Halide's autoscheduler schedules a backward-da
 echo "   build, verify and run on both problems (the generator sets the estimates after the Funcs exist)"
 "$TUNE" --shapes "$SHAPES" --direction bwd_data --target host --budget 1 --refine 0 --iters 1 --jobs 2 --seed 3 \
     --baseline adams2019 --results "$T/base" > "$T/base.out" 2>&1 || { cat "$T/base.out"; exit 1; }
-python3 - "$T/base/results.jsonl" <<'PY' || { cat "$T/base.out"; exit 1; }
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-ok = [r for r in rows if r.get("kind") == "baseline" and r.get("status") == "ok"]
-if len(ok) != 2:
-    sys.exit("expected 2 verified baseline rows, got %d: %s" % (len(ok), [(r.get("kind"), r.get("status"), r.get("error", "")[:200]) for r in rows if r.get("kind") in ("baseline", "build")]))
-PY
+$CHECK baseline "$T/base" 2 || { cat "$T/base.out"; exit 1; }
 echo "autotune: all checks passed"
