@@ -225,7 +225,11 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     // A thread's register tile, in both of acc's definitions: its columns unrolled (colv: the
     // columns innermost as vectors, then the channels, so one vector load of dy per k serves
     // tile_c vector FMAs), its channels unrolled or (vec) a vector.
+    // vec with tiles of several vectors (tile_c 8, 16): the channels innermost in acc's storage, so
+    // a tile's channel vector is dense (strided over the columns, c8x4's became one 32-lane value
+    // that the PTX back end kept in local memory: a 384-byte stack frame, 0.02 of cuDNN).
     Var mxo("mxo"), mxi("mxi");
+    if (vec && p.tile_c > p.channel_vector()) g.acc.reorder_storage(c, g.mx);
     auto register_tile = [&](Stage s) {
         if (colv > 1) s.split(g.mx, mxo, mxi, colv).reorder(mxi, c, mxo).vectorize(mxi).unroll(mxo);
         else s.unroll(g.mx);
@@ -239,11 +243,21 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
         g.acc.update()
             .reorder(c, g.mx, g.phx, g.r.y, g.r.x, g.r.z, g.my, g.phy, n)
             .unroll(g.r.y);
+    } else if (p.tap_chunk > 0) {
+        // A runtime filter's taps along x in chunks, unrolled inside the k loop: with dilation 1
+        // (a specialisation) a tile's columns and a chunk's taps read overlapping dy, loaded once;
+        // the last, partial chunk is guarded (the loop partition leaves the full ones unguarded).
+        RVar jo("jo"), ji("ji");
+        g.acc.update()
+            .split(g.r.y, jo, ji, p.tap_chunk, TailStrategy::GuardWithIf)
+            .reorder(c, g.mx, g.phx, ji, g.r.x, jo, g.r.z, g.my, g.phy, n)
+            .unroll(ji);
     } else {
         g.acc.update().reorder(c, g.mx, g.phx, g.r.x, g.r.y, g.r.z, g.my, g.phy, n);
     }
     register_tile(g.acc.update());
     g.acc.update().unroll(g.phx);
+    if (p.tap_chunk > 0) g.acc.update().specialize(a.groups == 1 && a.dilation_w == 1);
     g.acc.update().specialize(a.groups == 1);
 }
 

@@ -135,6 +135,10 @@ CONVBWD_DEFINE_PARAMS(BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_
       "1 = the taps along x of a compile-time filter unrolled inside the k loop (neighbouring columns "     \
       "share their dy loads)",                                                                               \
       0, 1)                                                                                                  \
+    X(tap_chunk, 0, Compile, "j",                                                                        \
+      "filter any: the taps along x in chunks of this many, unrolled inside the k loop (where the "        \
+      "dilation is 1, a tile's columns and a chunk's taps share their dy loads); the last chunk guarded",   \
+      0, 2, 4)                                                                                               \
     X(narrow, 1, Compile, "n", "1 = rows of few column tiles move idle column threads onto channels", 0, 1) \
     X(fuse_rows, 0, Compile, "y",                                                                            \
       "1 = the column-tile threads run along a row's tiles and on into the next rows (one fused index), "  \
@@ -563,6 +567,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(p.vec == 1 || p.stage == 1 || p.stage == 2, "vec=4 needs stage 1 or 2 (w's staged copy)")).empty()) return e;
         if (!(e = need(p.vec == 1 || p.tile_c % p.vec == 0, "vec=4 needs tile_c a multiple of 4")).empty()) return e;
         if (!(e = need(p.stage != 3 || c.layout == Layout::NCHW, "stage=3 (a padded copy in the input's layout) is for nchw")).empty()) return e;
+        if (!(e = need(p.tap_chunk == 0 || (c.filter == FilterClass::Any && c.stride != StrideClass::Any),
+                       "tap_chunk needs filter any and stride s1|s2 (compile-time filters unroll all their taps: "
+                       "unroll_taps)")).empty()) return e;
+        if (!(e = need(p.tap_chunk == 0 || p.unroll_taps == 0, "tap_chunk and unroll_taps are exclusive")).empty()) return e;
         if (!(e = need(p.fuse_rows == 0 || p.narrow == 0,
                        "fuse_rows=1 needs narrow=0 (fused rows leave no column thread idle to move)")).empty()) return e;
         if (p.xvec > 1) {

@@ -4,8 +4,11 @@ convbwd-driver --kernel K --compare P --json): per kernel and layer the peer's t
 kernel's in the same run, in the kernel's layout / against the peer's faster layout for the layer
 (the least peer time of any row of that problem), then the geomean over the layers it ran.
 Rows with an error (a problem the kernel cannot implement) are left out.
+--base K1,K2: then per kernel and layer the time of the base kernel of its layout (one per layout)
+over its own, both from the rows: the peer runs in each kernel's process, and its choice of
+algorithm (and so its time) moves between processes, so kernels are compared by their own times.
 
-Usage: kernel_table.py rows.json... [--md]
+Usage: kernel_table.py rows.json... [--md] [--base KERNEL,...]
 """
 import os
 import sys
@@ -16,8 +19,14 @@ from suites import geomean, layer_name, peer_best, rows, timed  # noqa: E402  (o
 
 
 def main():
-    md = "--md" in sys.argv
-    paths = [p for p in sys.argv[1:] if p != "--md"]
+    args = sys.argv[1:]
+    md = "--md" in args
+    base = []
+    if "--base" in args:
+        i = args.index("--base")
+        base = args[i + 1].split(",")
+        del args[i : i + 2]
+    paths = [p for p in args if p != "--md"]
     by_problem = defaultdict(list)  # problem without layout -> its rows (every kernel, layout)
     cells = defaultdict(dict)  # kernel -> layer -> row
     layers = []
@@ -59,6 +68,19 @@ def main():
         print("%-*s " % (w, "kernel") + " ".join("%11s" % ("L%d" % (i + 1)) for i in range(len(layers))) + "  geomean  vs best")
         for r in out:
             print("%-*s " % (w, r[0]) + " ".join("%11s" % c for c in r[1:-2]) + "  %7s  %7s" % (r[-2], r[-1]))
+    if base:
+        layout_of = lambda k: k.split("_")[2]
+        by_layout = {layout_of(b): b for b in base}
+        print("\nown time: base kernel of the layout / kernel, per layer (base: %s)" % ", ".join(base))
+        for kernel in sorted(cells):
+            b = by_layout.get(layout_of(kernel))
+            if not b or b not in cells:
+                continue
+            vals = [cells[b][n]["time_ms"] / cells[kernel][n]["time_ms"] if n in cells[kernel] and n in cells[b] else None
+                    for n in layers]
+            got = [v for v in vals if v]
+            print("%-*s " % (w, kernel) + " ".join("%11s" % ("%.2f" % v if v else "-") for v in vals) +
+                  "  %7.2f" % geomean(got))
 
 
 if __name__ == "__main__":
