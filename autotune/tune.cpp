@@ -450,7 +450,11 @@ int main(int argc, char **argv) {
     const std::string shard_file =
         o.shard_n == 1 ? "results.jsonl" : "results.shard-" + std::to_string(o.shard_i) + "-of-" + std::to_string(o.shard_n) + ".jsonl";
     if (!db.open(o.results, shard_file, o.resume, &err)) die(err);
-    const std::string device_name = device == Device::Host ? cpu_name() : o.target;
+    // The machine the rows were timed on: the CPU's model, or the GPU's name (NVIDIA H100 80GB
+    // HBM3, gfx90a...) where one is open; the target alone on a machine without one (build-only).
+    std::string device_name = o.target;
+    if (device == Device::Host) device_name = cpu_name();
+    else if (GpuDevice *gpu = o.build_only ? nullptr : gpu_device(device)) device_name = gpu->name();
     int rows_written = 0;
     auto write = [&](Row r) {
         r.f["device"] = device_name;

@@ -376,7 +376,8 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
     g.rsp = RDom(0, g.splits, "rsp");
     g.dw = Func("dw");
     g.dw(g.s, g.r, g.cg, g.k) = 0.0f;
-    g.dw(g.s, g.r, g.cg, g.k) += g.ws(g.s, g.r, g.cg, g.k, g.rsp);
+    Func parts = a.sum_from_partial ? g.partial : g.ws;  // ConvArgs::sum_from_partial
+    g.dw(g.s, g.r, g.cg, g.k) += parts(g.s, g.r, g.cg, g.k, g.rsp);
 
     g.out = out;
     Expr res = a.alpha * g.dw(g.s, g.r, g.cg, g.k);

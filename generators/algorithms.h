@@ -26,6 +26,12 @@ struct ConvArgs {
     // Set for the autoscheduler baselines: indices that only the hand schedules' bounds keep in
     // range are clamped on both sides (an autoscheduler's tiles make bounds inference see more).
     bool clamp_all = false;
+    // Set for the GPU autoscheduler baselines: backward-weight's sum over the splits reads the
+    // partials from partial, not from the workspace output (the same values): Anderson2021 failed
+    // an internal check (LoopNest.cpp, producer_store_instances > 0) on a pipeline output that
+    // another stage consumes. (Adams2019 on the host keeps the workspace: reading partial made its
+    // search of a 5x5 layer run past 10 minutes.)
+    bool sum_from_partial = false;
 };
 
 // What a (stride class, filter class) pair fixes at compile time; 0 / -1 = runtime.

@@ -174,6 +174,7 @@ protected:
     ConvArgs make_args(Expr N, Expr C, Expr H, Expr W, Expr K, Expr P, Expr Q, Expr R, Expr S) {
         ConvArgs r{N, C, H, W, K, P, Q, R, S, *ints[0], *ints[1], *ints[2], *ints[3], *ints[4], *ints[5], *ints[6],
                    *alpha, *beta, this->using_autoscheduler()};
+        r.sum_from_partial = this->using_autoscheduler() && device() != Device::Host;
         // A kernel built for a class refuses problems outside it rather than compute them wrong.
         ClassConsts k = class_consts(stride_class, filter_class);
         if (k.stride > 0)
