@@ -273,33 +273,39 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         // every tap in one launch (valid() requires fuse_taps); blocks along k tiles and splits
         // (gpu_weight_blocks_per_split() counts them for the split). NCHW stages x and dy
         // channels-innermost (stage=1) so a warp's loads are contiguous.
+        // tile_r: that many filter rows per thread too, so one pass over the split's columns
+        // serves tile_r x tile_s taps (a column's dy is loaded once for all of them).
         const int nthreads = p.threads_c * p.threads_k, ts = taps_per_thread(p);
-        Var kb("kb"), kr("kr"), kbo("kbo"), kbi("kbi"), sb("sb"), si("si");
+        Var kb("kb"), kr("kr"), kbo("kbo"), kbi("kbi"), sb("sb"), si("si"), rb("rb"), ri("ri");
         if (p.stage) {
             stage_channels_innermost(g.x_f);
             stage_channels_innermost(g.dy_f);
         }
-        std::vector<Expr> shapes = {a.K >= p.tile_k && a.S >= ts};
+        std::vector<Expr> shapes = {a.K >= p.tile_k && a.S >= ts && a.R >= p.tile_r};
         for_each_branch(g.ws, shapes, Expr(), [&](Stage s, int branch) {
-            const int tk = branch >= 0 ? p.tile_k : 1, tss = branch >= 0 ? ts : 1;
+            const int tk = branch >= 0 ? p.tile_k : 1, tss = branch >= 0 ? ts : 1, trr = branch >= 0 ? p.tile_r : 1;
             s.split(g.k, kb, kr, tk, TailStrategy::ShiftInwards)
                 .split(g.s, sb, si, tss, TailStrategy::ShiftInwards)
+                .split(g.r, rb, ri, trr, TailStrategy::ShiftInwards)
                 .split(kb, kbo, kbi, nthreads, TailStrategy::GuardWithIf)
-                .reorder(si, kr, g.cg, sb, g.r, kbi, kbo, g.sp)
+                .reorder(si, ri, kr, g.cg, sb, rb, kbi, kbo, g.sp)
                 .gpu_blocks(kbo, g.sp)
                 .gpu_threads(kbi)
                 .unroll(si)
+                .unroll(ri)
                 .unroll(kr);
         });
         g.partial.compute_at(g.ws, sb);
-        g.partial.store_in(MemoryType::Register).unroll(g.s).unroll(g.cg).unroll(g.k);
+        g.partial.store_in(MemoryType::Register).unroll(g.s).unroll(g.r).unroll(g.cg).unroll(g.k);
         Stage upd = g.partial.update();
         RVar qo("qo"), qi("qi");
         if (p.unroll_q > 1)
-            upd.split(g.rr.x, qo, qi, p.unroll_q, TailStrategy::GuardWithIf).reorder(g.s, g.cg, g.k, qi, qo, g.rr.y).unroll(qi);
+            upd.split(g.rr.x, qo, qi, p.unroll_q, TailStrategy::GuardWithIf)
+                .reorder(g.s, g.r, g.cg, g.k, qi, qo, g.rr.y)
+                .unroll(qi);
         else
-            upd.reorder(g.s, g.cg, g.k, g.rr.x, g.rr.y);
-        upd.unroll(g.s).unroll(g.cg).unroll(g.k);
+            upd.reorder(g.s, g.r, g.cg, g.k, g.rr.x, g.rr.y);
+        upd.unroll(g.s).unroll(g.r).unroll(g.cg).unroll(g.k);
         g.out.compute_root();
         for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
             s.reorder(g.k, g.cg, g.s, g.r).gpu_tile(g.k, g.s, kbo, sb, kbi, si, 64, 1, TailStrategy::GuardWithIf);

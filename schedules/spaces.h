@@ -208,6 +208,10 @@ CONVBWD_DEFINE_PARAMS(BwdWeightMmaGpuParams, CONVBWD_BWD_WEIGHT_MMA_GPU_KNOBS)
       "filter taps along x per thread (needs fuse_taps); a first layer (3-4 channels) gets 3 channels x "   \
       "tile_k x tile_s per thread",                                                                          \
       1, 2, 3, 4, 5, 6, 7, 8)                                                                                \
+    X(tile_r, 1, Compile, "r",                                                                               \
+      "depthwise: filter rows per thread (with tile_s taps each, needs fuse_taps): a column's dy serves "    \
+      "tile_r x tile_s accumulators, and its x rows the neighbouring columns' taps",                         \
+      1, 2, 3)                                                                                                 \
     X(unroll_q, 1, Compile, "u", "unroll of the reduction loop along output columns", 1, 2, 4, 7)            \
     X(vec, 1, Compile, "v",                                                                                  \
       "4 = a column block's x and dy channels loaded once into registers as 16-byte vectors (C, K "         \
@@ -590,6 +594,9 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         const auto p = to_params<BwdWeightGpuParams>(vals);
         const int ts = taps_per_thread(p);
         if (!(e = need(p.tile_s == 1 || p.fuse_taps, "tile_s > 1 needs fuse_taps=1")).empty()) return e;
+        if (!(e = need(p.tile_r == 1 || (f.groups == GroupClass::Depthwise && p.fuse_taps),
+                       "tile_r > 1: the depthwise family, with fuse_taps=1")).empty()) return e;
+        if (!(e = need(p.tile_k * ts * p.tile_r <= 64, "tile_k * tile_s * tile_r <= 64 accumulators")).empty()) return e;
         if (!(e = need(p.tile_c * p.tile_k * ts <= 128 && 3 * p.tile_k * ts <= 128,
                        "tile_c * tile_k * tile_s <= 128 accumulators")).empty()) return e;
         if (!(e = need((p.threads_c * p.threads_k) % 64 == 0 && p.threads_c * p.threads_k <= 1024,

@@ -12,13 +12,14 @@
 # TUNE_SLICE seconds per job in a slice (default: 480 / jobs), TUNE_SEED (1), TUNE_REFINE (0:
 # random sampling; 1 once a run's rows came back: the next build mutates the best measured),
 # TUNE_DIR (build-gpu/tune), TUNE_BASELINE (anderson2021: Halide's GPU autoscheduler per class,
-# built here with the candidates, verified and timed there, a column of the final table).
+# built here with the candidates, verified and timed there, a column of the final table),
+# TUNE_DIRECTION (bwd_data | bwd_weight: one direction of the suites' lines; default both).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=${TUNE_JOBS:-"resnet50:NCHW vgg16:NCHW mobilenet_v2:NCHW inception_v3:NCHW"}
 budget=${TUNE_BUDGET:-6} seed=${TUNE_SEED:-1} refine=${TUNE_REFINE:-0}
 dir=${TUNE_DIR:-build-gpu/tune}
-flags() { echo "--shapes shapes/$1.txt --layout $2 --target cuda --budget $budget --seed $seed --refine $refine --iters 10${TUNE_BASELINE:+ --baseline $TUNE_BASELINE}"; }
+flags() { echo "--shapes shapes/$1.txt --layout $2 --target cuda --budget $budget --seed $seed --refine $refine --iters 10${TUNE_BASELINE:+ --baseline $TUNE_BASELINE}${TUNE_DIRECTION:+ --direction $TUNE_DIRECTION}"; }
 case "${1:-}" in
 build)
   for j in $jobs; do
