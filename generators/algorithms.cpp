@@ -365,7 +365,7 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
         g.x_row = Func("x_row");
         g.x_row(xx, tr, c, rw) = g.x_f(xx, p_of * sh - pt + tr * dh, c, n_of);
         g.dy_row = Func("dy_row");
-        g.dy_row(q, kk, rw) = g.dy_f(q, p_of, kk, n_of);
+        g.dy_row(q, kk, rw) = g.dy_f(a.clamp_all ? clamp(q, 0, a.Q - 1) : Expr(q), p_of, kk, n_of);
 
         g.partial(g.s, g.r, g.cg, g.k, g.sp) +=
             g.x_row(g.rr.x * sw - pl + g.s * dwl, g.r, c_of, row) * g.dy_row(g.rr.x, g.k, row);
