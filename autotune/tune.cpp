@@ -757,7 +757,7 @@ int main(int argc, char **argv) {
             Candidate c = make_candidate(w.cls, *bf, kv);
             // One baseline module per class: the name carries the group class too (its estimates
             // are that class's problem), else the 3x3 depthwise class reused the grouped one's.
-            if (w.cls.groups != GroupClass::Any) c.kernel += to_string(w.cls.groups);
+            c.kernel = baseline_kernel_name(c.kernel, w.cls.groups);
             BuildJob job{c.kernel, bf, w.cls.cls, kv, Role::Baseline,
                          "-p '" + plugin + "' autoscheduler=" + bf->autoscheduler + " autoscheduler.parallelism=" +
                              std::to_string(par) + " estimates=" + est};

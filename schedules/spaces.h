@@ -323,6 +323,13 @@ struct Family {
     GroupChannels (*group_channels)(const KnobValues &) = nullptr;
 };
 
+// An autoscheduler baseline's kernel name: the name its record derives, followed by the group
+// class for a depthwise or narrow class (convbwd-tune builds one module per class, each with its
+// class's estimates; the module loader accepts these names).
+inline std::string baseline_kernel_name(const std::string &derived, GroupClass g) {
+    return g == GroupClass::Any ? derived : derived + to_string(g);
+}
+
 inline const std::vector<Family> &families() {
     static const std::vector<Family> f = {
         {"conv_bwd_data_host", Direction::BwdData, ScheduleKind::Host, GroupClass::Any, "", &BwdDataHostParams::knobs,

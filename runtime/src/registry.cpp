@@ -119,12 +119,11 @@ Status load_kernel_module(const std::string &path, int *added) {
         std::vector<ManifestRecord> one;
         if (std::string e = parse_manifest(mk.record, path + ": " + at, &one); !e.empty()) return refuse(e);
         if (one.size() != 1) return refuse(at + ": record: '" + std::string(mk.record) + "' is not one manifest record");
-        // An autoscheduler baseline of a depthwise or narrow class carries that group class after
-        // the derived name: convbwd-tune builds one per class, each with its class's estimates.
+        // An autoscheduler baseline may carry its class's group class (baseline_kernel_name()).
         bool named = one[0].name == mk.name;
         if (!named && one[0].family->autoscheduler)
             for (GroupClass gc : {GroupClass::Depthwise, GroupClass::Narrow})
-                named = named || mk.name == one[0].name + to_string(gc);
+                named = named || mk.name == baseline_kernel_name(one[0].name, gc);
         if (!named)
             return refuse(at + ": name: '" + mk.name + "' is not the name its record derives (" + one[0].name +
                           (one[0].family->autoscheduler ? ", or it followed by dw or narrow" : "") + ")");
