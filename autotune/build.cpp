@@ -15,6 +15,7 @@
 
 #include "HalideRuntime.h"
 #include "autotune/results.h"
+#include "runtime/src/cuda_fragments.h"
 #include "convbwd/convbwd_module.h"
 
 namespace convbwd::tune {
@@ -111,7 +112,12 @@ bool ptxas_run(const BuildConfig &c, const std::string &object, const std::strin
     if (start == std::string::npos || at - start > 8) start = at;
     const size_t end = bytes.find('\0', at);
     const std::string ptx_file = work_dir + "/kernels.ptx", log = work_dir + "/ptxas.log";
-    std::ofstream(ptx_file, std::ios::binary) << bytes.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::string ptx = bytes.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (ptx.find("convbwd_mma") != std::string::npos) {  // matrix fragments: as the library loads it
+        ptx = inline_cuda_fragments(ptx, error);
+        if (ptx.empty()) return false;
+    }
+    std::ofstream(ptx_file, std::ios::binary) << ptx;
     const std::string cmd = quote(c.ptxas) + " -v --gpu-name sm_" + std::to_string(c.cuda_capability) + " " +
                             quote(ptx_file) + " -o /dev/null > " + quote(log) + " 2>&1";
     if (std::system(cmd.c_str()) != 0) {
@@ -201,12 +207,13 @@ void build_modules(const BuildConfig &c, const std::vector<BuildJob> &jobs,
                           " layout=" + to_string(j.cls.layout) + " stride_class=" + to_string(j.cls.stride) +
                           " filter_class=" + to_string(j.cls.filter) + " " + print_knobs(j.knobs, &compile) +
                           (j.generator_args.empty() ? "" : " " + j.generator_args);
-        // An OpenCL kernel calling matrix fragments loads its source through the library's
-        // prelude step, as the built-in ones do (cmake/ConvbwdKernels.cmake).
-        if (j.cls.device == Device::OpenCL && calls_fragments(*j.family))
-            cmd += " && " + quote(c.objcopy) +
-                   " --redefine-sym halide_opencl_initialize_kernels=convbwd_opencl_fragments_initialize_kernels " +
-                   quote(dir + "/" + j.kernel + ".o");
+        // An OpenCL or CUDA kernel calling matrix fragments loads its source through the library's
+        // load step, as the built-in ones do (cmake/ConvbwdKernels.cmake).
+        if (calls_fragments(*j.family) && (j.cls.device == Device::OpenCL || j.cls.device == Device::Cuda)) {
+            const std::string api = j.cls.device == Device::OpenCL ? "opencl" : "cuda";
+            cmd += " && " + quote(c.objcopy) + " --redefine-sym halide_" + api +
+                   "_initialize_kernels=convbwd_" + api + "_fragments_initialize_kernels " + quote(dir + "/" + j.kernel + ".o");
+        }
         cmd += " && " + link_command(c, reg_c, {dir + "/" + j.kernel + ".o"}, module);
         cmd = "(" + cmd + ") > " + quote(log) + " 2>&1";
         const bool check = j.cls.device == Device::Cuda && !c.ptxas.empty();

@@ -274,18 +274,23 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
     Expr ex = ph + pl - tap_s * dw, ey = y + pt - tap_r * dh;
     if (sx > 1) g.kb.where(ex % sx == 0 && ey % sx == 0);
     Expr p = ey / sx;  // dy's row: the same for every lane
-    Expr row_in = k1.filter == 1 ? Expr(Halide::Internal::const_true()) : p >= 0 && p < a.P;
-    // The lane's operand elements j of one k-block and tap: zero past the tensors (clamped reads).
+    // The operands, zero past the tensors (clamped reads): dy at column q, row pp, channel kk (a
+    // 1x1 filter's column and row are never negative or past P); w at tap (s, r).
+    {
+        Var kk("kk"), q("q"), pp("pp"), cc("cc"), s("s"), r("r");
+        Expr in = k1.filter == 1 ? q < a.Q : q >= 0 && q < a.Q && pp >= 0 && pp < a.P;
+        g.a_op = Func("a_op");
+        g.a_op(kk, q, pp, n) = select(in && kk < a.K, dy(clamp(q, 0, a.Q - 1), clamp(pp, 0, a.P - 1), min(kk, a.K - 1), n),
+                                      cast(st, 0));
+        g.b_op = Func("b_op");
+        g.b_op(cc, kk, s, r) = select(cc < a.C && kk < a.K, w(s, r, min(cc, a.C - 1), min(kk, a.K - 1)), cast(st, 0));
+    }
+    // The lane's operand elements j of one k-block and tap.
     std::vector<Expr> av, bv;
-    for (int j = 0; j < fs.a_per_lane; j++) {
-        Expr q = fs.M * mt + frag::a_row(fs, l, j) + ex / sx, k = fs.K * g.kb.x + frag::a_k(fs, l, j);
-        Expr in = (k1.filter == 1 ? q < a.Q : q >= 0 && q < a.Q) && row_in && k < a.K;
-        av.push_back(select(in, dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), min(k, a.K - 1), n), cast(st, 0)));
-    }
-    for (int j = 0; j < fs.b_per_lane; j++) {
-        Expr cc = fs.N * ct + frag::b_col(fs, l, j), k = fs.K * g.kb.x + frag::b_k(fs, l, j);
-        bv.push_back(select(cc < a.C && k < a.K, w(tap_s, tap_r, min(cc, a.C - 1), min(k, a.K - 1)), cast(st, 0)));
-    }
+    for (int j = 0; j < fs.a_per_lane; j++)
+        av.push_back(g.a_op(fs.K * g.kb.x + frag::a_k(fs, l, j), fs.M * mt + frag::a_row(fs, l, j) + ex / sx, p, n));
+    for (int j = 0; j < fs.b_per_lane; j++)
+        bv.push_back(g.b_op(fs.N * ct + frag::b_col(fs, l, j), fs.K * g.kb.x + frag::b_k(fs, l, j), tap_s, tap_r));
     g.acc = Func("acc");
     g.acc(i, l, mt, ct, ph, y, n) = 0.0f;
     g.acc(i, l, mt, ct, ph, y, n) += frag::op(fs, t, av, bv, i);

@@ -87,6 +87,10 @@ struct BwdDataMmaGraph {
     Halide::Func acc;
     Halide::Func res;  // res = acc: the stage a schedule stores per block (acc lives per lane)
     Halide::Func out;  // alpha * dx + beta * prev, encoded, read from res
+    // The operands (storage type), zero past the tensors: a_op(k, q, p, n) = dy at column q, row p;
+    // b_op(c, k, s, r) = w at tap (s, r). Inline in every schedule so far (a warp staging them per
+    // k-block in shared memory measured slower: docs/PERFORMANCE.md, "Matrix fragments on CUDA").
+    Halide::Func a_op, b_op;
     Halide::Var i{"i"}, l{"l"}, mt{"mt"}, ct{"ct"}, ph{"ph"}, x{"x"}, y{"y"}, c{"c"}, n{"n"};
     Halide::RDom kb;
     Halide::Expr beta;

@@ -557,11 +557,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(f.dir == Direction::BwdWeight || c.stride != StrideClass::Any,
                        "matrix-fragment backward-data: stride class s1 or s2 (a compile-time stride: its phases are "
                        "a block's)")).empty()) return e;
-        if (!(e = need(c.device == Device::OpenCL || c.device == Device::AmdGpu,
-                       "matrix fragments are built for amdgpu (MFMA) and opencl (emulated); cuda needs the PTX route")).empty())
-            return e;
-        if (!(e = need(p.frag == 0 || c.device == Device::OpenCL,
-                       "frag=1 (NVIDIA's m16n8k16) is for opencl (amdgpu: frag=0, MFMA)")).empty()) return e;
+        if (!(e = need(p.frag == 0 || c.device != Device::AmdGpu,
+                       "frag=1 (NVIDIA's m16n8k16) is for cuda and opencl (amdgpu: frag=0, MFMA)")).empty()) return e;
+        if (!(e = need(p.frag == 1 || c.device != Device::Cuda,
+                       "cuda: frag=1 (mma.sync.m16n8k16; the 32x32x8 layout has no CUDA instruction)")).empty()) return e;
         if (!(e = need(p.frag == 1 || p.tile_m * p.tile_n <= 4,
                        "frag=0: tile_m * tile_n <= 4 fragments (16 f32 accumulators each: 64 VGPRs)")).empty()) return e;
         if (!(e = need(p.frag == 1 || c.filter == FilterClass::K1 || f.dir == Direction::BwdWeight || p.tile_m * p.tile_n <= 2,

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # One device-tool call (NVIDIA H100 machine): the matrix-fragment kernels (generators/fragments.h)
-# on NVIDIA's OpenCL.
-#   1. conformance against the double reference: native (frag=1: inline-PTX mma.sync; frag=0: the
-#      emulated 32x32x8 AMD layout) and with CONVBWD_FRAGMENTS=emulated (both layouts emulated);
-#      (SKIP_TESTS=1: not this time)
+# on CUDA (mma.sync put into Halide's PTX at load, runtime/src/cuda_fragments.cpp) and on NVIDIA's
+# OpenCL.
+#   1. conformance against the double reference: native (cuda and opencl frag=1: mma.sync; opencl
+#      frag=0: the emulated 32x32x8 AMD layout), with CONVBWD_FRAGMENTS=emulated (the opencl ones,
+#      both layouts emulated), and the cuda ones again under compute-sanitizer memcheck
+#      (SKIP_TESTS=1: none of these; TEST_CASES: the doctest cases of the native run; EMULATED=0: not
+#      the emulated run; SANITIZE=0: not the memcheck)
 #   2. DIR=bwd_data (default): the suites' stride-1 layers (CLASS=pointwise: 1x1, with the s1 k1
 #      kernels; CLASS=spatial: the others, with the s1 k3 / any kernels; STRIDE=s2: the stride-2
 #      layers with the s2 k1 / k3 kernels); DIR=bwd_weight: every
 #      ungrouped layer (any stride; pointwise: the k1 kernels, spatial: the any ones). bf16 (DTYPE=f16:
 #      f16), NHWC,
 #      against cuDNN in the same process (CUDA beside the OpenCL queue, TF32 off): the frag=1
-#      kernels (MMA_KERNELS: a regex over them), the library's cuda default (SIMT), and cuDNN in
+#      kernels of both targets (MMA_KERNELS: a regex over their names), the library's cuda default (SIMT), and cuDNN in
 #      NCHW for the peer's best layout. SUITES, ITERS, VERIFY as named; BUDGET_S: no suite starts
 #      after this many seconds of timing (the table and the archive still come back).
 # Carry .device/bin (scripts/gpu_build.sh). Rows and logs in $OUT; a table is printed last.
@@ -25,13 +28,21 @@ rows=()
 
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
 echo "== conformance: matrix-fragment kernels on NVIDIA's OpenCL (native mma.sync for frag=1)"
-timeout ${TEST_TIMEOUT:-240} "$bin/convbwd_tests" --test-suite=kernels "--test-case=*_opencl_mma*,matrix*" \
+timeout ${TEST_TIMEOUT:-240} "$bin/convbwd_tests" --test-suite=kernels "--test-case=${TEST_CASES:-*_opencl_mma*,*_cuda_mma*,matrix*}" \
     > "$out/test_native.log" 2>&1
 rows+=("conformance native: rc=$? $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_native.log" | tr '\n' ' ')")
+if [ "${EMULATED:-1}" = 1 ]; then
 echo "== conformance: the same, both layouts emulated (CONVBWD_FRAGMENTS=emulated)"
 CONVBWD_FRAGMENTS=emulated timeout ${TEST_TIMEOUT:-240} "$bin/convbwd_tests" --test-suite=kernels \
     "--test-case=*_opencl_mma*,matrix*" > "$out/test_emulated.log" 2>&1
 rows+=("conformance emulated: rc=$? $(grep -E '^\[doctest\] (test cases|assertions)' "$out/test_emulated.log" | tr '\n' ' ')")
+fi
+if [ "${SANITIZE:-1}" = 1 ] && "$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -q '_cuda_mma'; then
+  echo "== compute-sanitizer memcheck: the cuda matrix-fragment kernels' conformance"
+  timeout ${SANITIZE_TIMEOUT:-300} compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/convbwd_tests" \
+      --test-suite=kernels "--test-case=*_cuda_mma*" > "$out/test_memcheck.log" 2>&1
+  rows+=("memcheck cuda: rc=$? $(grep -E '^\[doctest\] (test cases|assertions)|ERROR SUMMARY' "$out/test_memcheck.log" | tr '\n' ' ')")
+fi
 fi
 
 # The suites' ungrouped layers as bf16 lines of the direction (-F 2 / -F 4): backward-data's
@@ -50,7 +61,7 @@ suite_file() {
       sed -e "s/^conv[a-z0-9]* /$drv_cmd /" -e "s/-F [0-9]/-F $F/"
 }
 filters=k1; [ "${CLASS:-pointwise}" = pointwise ] || filters='(k3|any)'
-kernels=$("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "${prefix}_${dtype}_nhwc_${strides}_${filters}_opencl_mmaf1[a-z0-9]*" |
+kernels=$("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "${prefix}_${dtype}_nhwc_${strides}_${filters}_(opencl|cuda)_mmaf1[a-z0-9]*" |
           sort -u | grep -E "${MMA_KERNELS:-.}")
 default_suites="resnet50 mobilenet_v2 efficientnet_b0 inception_v3 deeplab_v3"
 [ "${CLASS:-pointwise}" = pointwise ] || default_suites="resnet50 vgg16 unet inception_v3 deeplab_v3"
@@ -62,7 +73,8 @@ for s in ${SUITES:-$default_suites}; do
   echo "== $s: $(wc -l < $f) ${CLASS:-pointwise} $dir layers"
   if [ $((SECONDS - t0)) -gt "${BUDGET_S:-100000}" ]; then rows+=("$s: skipped (BUDGET_S=${BUDGET_S} s spent)"); continue; fi
   for k in $kernels; do
-    timeout 120 "$bin/convbwd-driver" --shapes $f -I NHWC --target opencl --kernel $k --compare cudnn -t 1 \
+    target=opencl; [[ $k == *_cuda_* ]] && target=cuda
+    timeout 120 "$bin/convbwd-driver" --shapes $f -I NHWC --target $target --kernel $k --compare cudnn -t 1 \
         -i ${ITERS:-10} -V ${VERIFY:-1} --json > "$out/${s}_$k.json" 2> "$out/${s}_$k.err"
     rows+=("$s $k: rc=$?")
   done

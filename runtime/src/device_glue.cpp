@@ -78,6 +78,11 @@ struct InstallCudaHooks {
         halide_set_cuda_get_stream(&cuda_stream);
     }
 } g_install_cuda_hooks;
+// Kernel modules built by convbwd-tune (matrix-fragment candidates) call this from the program;
+// the reference keeps it linked into every program of a CUDA build.
+extern "C" int convbwd_cuda_fragments_initialize_kernels(void *, void **, const char *, int);
+[[maybe_unused]] static int (*const g_keep_cuda_fragments)(void *, void **, const char *, int) =
+    &convbwd_cuda_fragments_initialize_kernels;
 #endif
 
 }  // namespace

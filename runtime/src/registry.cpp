@@ -91,10 +91,12 @@ Status load_kernel_module(const std::string &path, int *added) {
         const char *e = dlerror();
         std::string why = e ? e : "dlopen failed";
         if (why.find("undefined symbol: halide_") != std::string::npos ||
-            why.find("undefined symbol: convbwd_opencl_fragments_") != std::string::npos)
+            why.find("undefined symbol: convbwd_opencl_fragments_") != std::string::npos ||
+            why.find("undefined symbol: convbwd_cuda_fragments_") != std::string::npos)
             why += " (the program does not export the Halide runtime inside libconvbwd.a: link it with "
                    "convbwd::convbwd, or add -Wl,--export-dynamic-symbol=halide_* "
-                   "-Wl,--export-dynamic-symbol=convbwd_opencl_fragments_*)";
+                   "-Wl,--export-dynamic-symbol=convbwd_opencl_fragments_* "
+                   "-Wl,--export-dynamic-symbol=convbwd_cuda_fragments_*)";
         return fail(CONVBWD_BAD_PARAM, "kernel module " + path + ": " + why);
     }
     auto entry = (convbwd_module_entry)dlsym(h, CONVBWD_MODULE_ENTRY);
