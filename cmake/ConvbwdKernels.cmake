@@ -61,13 +61,13 @@ function(_conv_kernel)
         list(TRANSFORM CONVBWD_HOST_TARGETS APPEND "-${features}" OUTPUT_VARIABLE target)
         set(on Host)
     elseif (K_ON STREQUAL "cuda" AND K_FRAGMENTS)
-        _conv_kernel_cuda_fragments()
+        _conv_kernel_fragments(cuda)
         return()
     elseif (K_ON STREQUAL "cuda")
         set(target ${CONVBWD_HOST_BASELINE}-cuda-cuda_capability_${CONVBWD_CUDA_CAPABILITY}-${features})
         set(on Cuda)
     elseif (K_ON STREQUAL "opencl" AND K_FRAGMENTS)
-        _conv_kernel_opencl_fragments()
+        _conv_kernel_fragments(opencl)
         return()
     elseif (K_ON STREQUAL "opencl")
         set(target ${CONVBWD_HOST_BASELINE}-opencl-${features})
@@ -171,61 +171,41 @@ extern \"C\" int convbwd_hip_initialize_kernels_${ident}(void *user_context, voi
     set(CONVBWD_AMDGPU_KERNEL_TARGETS ${CONVBWD_AMDGPU_KERNEL_TARGETS} ${name} PARENT_SCOPE)
 endmacro()
 
-# OpenCL kernels that call matrix fragments (generators/fragments.h): Halide's OpenCL C needs the
-# emulated prelude in front before the driver compiles it, so the host pipeline's call of
-# halide_opencl_initialize_kernels is renamed to convbwd_opencl_fragments_initialize_kernels
-# (runtime/src/opencl_fragments.cpp), which prepends it and calls Halide's. Otherwise as any
-# opencl kernel (Halide's OpenCL runtime launches it).
-macro(_conv_kernel_opencl_fragments)
-    set(gen_dir ${CMAKE_BINARY_DIR}/opencl_src)
+# OpenCL and CUDA kernels that call matrix fragments (generators/fragments.h): Halide's device
+# code calls an extern that the compiler must see defined, so the host pipeline's call of
+# halide_<api>_initialize_kernels is renamed to convbwd_<api>_fragments_initialize_kernels, which
+# puts the definitions in and calls Halide's: opencl, the preludes in front of the OpenCL C
+# (runtime/src/opencl_fragments.cpp); cuda, each call rewritten into mma.sync in the PTX
+# (runtime/src/cuda_fragments.cpp). Otherwise as any kernel of the api (Halide's runtime launches it).
+macro(_conv_kernel_fragments api)
+    if ("${api}" STREQUAL "opencl")
+        set(frag_target ${CONVBWD_HOST_BASELINE}-opencl)
+        set(frag_device OpenCL)
+        set(frag_comment "OpenCL with matrix fragments (preludes at load)")
+    else ()
+        set(frag_target ${CONVBWD_HOST_BASELINE}-cuda-cuda_capability_${CONVBWD_CUDA_CAPABILITY})
+        set(frag_device Cuda)
+        set(frag_comment "CUDA with matrix fragments (mma.sync put into the PTX at load)")
+    endif ()
+    set(gen_dir ${CMAKE_BINARY_DIR}/${api}_src)
     set(host_obj ${gen_dir}/${name}.o)
     set(frag_obj ${gen_dir}/${name}.frag.o)
     add_custom_command(OUTPUT ${gen_dir}/${name}.h ${frag_obj}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${gen_dir}
         COMMAND convbwd_gpu.generator -g ${K_FAMILY} -f convbwd::kernels::${name} -n ${name} -o ${gen_dir}
-                -e object,h
-                target=${CONVBWD_HOST_BASELINE}-opencl-user_context-c_plus_plus_name_mangling-no_runtime
+                -e object,h target=${frag_target}-user_context-c_plus_plus_name_mangling-no_runtime
                 dtype=${K_DTYPE} layout=${K_LAYOUT} stride_class=${K_STRIDE} filter_class=${K_FILTER} ${K_SCHEDULE}
-        COMMAND ${CMAKE_OBJCOPY} --redefine-sym halide_opencl_initialize_kernels=convbwd_opencl_fragments_initialize_kernels
+        COMMAND ${CMAKE_OBJCOPY} --redefine-sym halide_${api}_initialize_kernels=convbwd_${api}_fragments_initialize_kernels
                 ${host_obj} ${frag_obj}
         DEPENDS convbwd_gpu.generator
         BYPRODUCTS ${host_obj}
-        COMMENT "Halide ${name}: OpenCL with matrix fragments (emulated prelude at load)"
+        COMMENT "Halide ${name}: ${frag_comment}"
         VERBATIM)
     set_source_files_properties(${frag_obj} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
     add_library(${name} STATIC ${frag_obj} ${gen_dir}/${name}.h)
     set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
     target_include_directories(${name} PUBLIC ${gen_dir})
-    set(_convbwd_list "${_convbwd_list}CONVBWD_KERNEL(${name}, ${dir_enum}, ${dt}, ${lay}, ${st}, ${fi}, OpenCL, ${row_tail})\n" PARENT_SCOPE)
-    set(_convbwd_headers "${_convbwd_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
-    set(CONVBWD_KERNEL_TARGETS ${CONVBWD_KERNEL_TARGETS} ${name} PARENT_SCOPE)
-endmacro()
-
-# CUDA kernels that call matrix fragments (generators/fragments.h): Halide's PTX calls an extern
-# that nothing defines, so the host pipeline's call of halide_cuda_initialize_kernels is renamed
-# to convbwd_cuda_fragments_initialize_kernels (runtime/src/cuda_fragments.cpp), which rewrites
-# each call into mma.sync and calls Halide's. Otherwise as any cuda kernel.
-macro(_conv_kernel_cuda_fragments)
-    set(gen_dir ${CMAKE_BINARY_DIR}/cuda_src)
-    set(host_obj ${gen_dir}/${name}.o)
-    set(frag_obj ${gen_dir}/${name}.frag.o)
-    add_custom_command(OUTPUT ${gen_dir}/${name}.h ${frag_obj}
-        COMMAND ${CMAKE_COMMAND} -E make_directory ${gen_dir}
-        COMMAND convbwd_gpu.generator -g ${K_FAMILY} -f convbwd::kernels::${name} -n ${name} -o ${gen_dir}
-                -e object,h
-                target=${CONVBWD_HOST_BASELINE}-cuda-cuda_capability_${CONVBWD_CUDA_CAPABILITY}-user_context-c_plus_plus_name_mangling-no_runtime
-                dtype=${K_DTYPE} layout=${K_LAYOUT} stride_class=${K_STRIDE} filter_class=${K_FILTER} ${K_SCHEDULE}
-        COMMAND ${CMAKE_OBJCOPY} --redefine-sym halide_cuda_initialize_kernels=convbwd_cuda_fragments_initialize_kernels
-                ${host_obj} ${frag_obj}
-        DEPENDS convbwd_gpu.generator
-        BYPRODUCTS ${host_obj}
-        COMMENT "Halide ${name}: CUDA with matrix fragments (mma.sync put in at load)"
-        VERBATIM)
-    set_source_files_properties(${frag_obj} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
-    add_library(${name} STATIC ${frag_obj} ${gen_dir}/${name}.h)
-    set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
-    target_include_directories(${name} PUBLIC ${gen_dir})
-    set(_convbwd_list "${_convbwd_list}CONVBWD_KERNEL(${name}, ${dir_enum}, ${dt}, ${lay}, ${st}, ${fi}, Cuda, ${row_tail})\n" PARENT_SCOPE)
+    set(_convbwd_list "${_convbwd_list}CONVBWD_KERNEL(${name}, ${dir_enum}, ${dt}, ${lay}, ${st}, ${fi}, ${frag_device}, ${row_tail})\n" PARENT_SCOPE)
     set(_convbwd_headers "${_convbwd_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
     set(CONVBWD_KERNEL_TARGETS ${CONVBWD_KERNEL_TARGETS} ${name} PARENT_SCOPE)
 endmacro()

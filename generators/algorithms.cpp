@@ -297,7 +297,7 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
         bv.push_back(g.b_op(fs.N * ct + frag::b_col(fs, l, j), fs.K * g.kb.x + frag::b_k(fs, l, j), tap_s, tap_r));
     g.acc = Func("acc");
     g.acc(i, l, mt, ct, ph, y, n) = 0.0f;
-    g.acc(i, l, mt, ct, ph, y, n) += frag::op(fs, t, av, bv, i);
+    frag::mma(g.acc, {l, mt, ct, ph, y, n}, fs, t, av, bv);
     g.res = Func("res");
     g.res(i, l, mt, ct, ph, y, n) = g.acc(i, l, mt, ct, ph, y, n);
 
@@ -432,7 +432,7 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
     }
     g.partial = Func("partial");
     g.partial(i, l, mt, ct, s, r, sp) = 0.0f;
-    g.partial(i, l, mt, ct, s, r, sp) += frag::op(fs, t, av, bv, i);
+    frag::mma(g.partial, {l, mt, ct, s, r, sp}, fs, t, av, bv);
     g.res = Func("res");
     g.res(i, l, mt, ct, s, r, sp) = g.partial(i, l, mt, ct, s, r, sp);
 

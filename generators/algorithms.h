@@ -83,7 +83,8 @@ BwdDataGraph define_bwd_data(Halide::Func dy, Halide::Func w, Halide::Func prev,
 struct BwdDataMmaGraph {
     // acc(i, l, mt, ct, ph, y, n): element i of lane l's part of the fragment (mt, ct) of phase ph
     // of row y of image n (fragments of M phase columns mx x N channels, generators/fragments.h).
-    // Update loops: kb.x = the k-block, kb.y / kb.z = the filter tap along x / y.
+    // Update (all elements at once, frag::mma): kb.x = the k-block, kb.y / kb.z = the filter tap
+    // along x / y.
     Halide::Func acc;
     Halide::Func res;  // res = acc: the stage a schedule stores per block (acc lives per lane)
     Halide::Func out;  // alpha * dx + beta * prev, encoded, read from res
@@ -137,7 +138,8 @@ BwdWeightGraph define_bwd_weight(Halide::Func x, Halide::Func dy, Halide::Func p
 // split tails) read as zero: no guard around a fragment call.
 struct BwdWeightMmaGraph {
     // partial(i, l, mt, ct, s, r, sp): element i of lane l's part of fragment (mt, ct) (M = k,
-    // N = c) of tap (s, r) over split sp. Update loop: kb.x = the k-block within the split.
+    // N = c) of tap (s, r) over split sp. Update (all elements at once, frag::mma): kb.x = the
+    // k-block within the split.
     Halide::Func partial;
     Halide::Func res;  // res = partial: the stage a schedule stores per block
     Halide::Func ws;   // ws(s, r, cg, k, sp) from res: the f32 partial sums (workspace, stage 1 of 2)

@@ -1,13 +1,19 @@
 // Matrix fragments: the per-target matrix primitive the GEMM-shaped schedules call for their inner
 // k-block. A fragment operation is a pure extern call Halide emits once per accumulator element
-//   <name>(a_0, ..., a_{A-1}, b_0, ..., b_{B-1}, i)  ->  element i of this lane's part of A x B
-// (the storage bits of the f16/bf16 operands; f32 result). Every lane of the wave makes the same
-// calls with the same i in the same order (no bound guard around them: the schedule pads), and a
+//   <name>(a_0, ..., a_{A-1}, b_0, ..., b_{B-1}, c_0, ..., c_{E-1}, i)
+//       ->  element i of this lane's part of A x B + C
+// (the storage bits of the f16/bf16 operands; C, the lane's E accumulator elements, and the
+// result f32). A k-block's E calls are one scatter/gather update of the accumulator (mma() below):
+// every call reads the elements before any is stored. Every lane of the wave makes the same calls
+// with the same i in the same order (no bound guard around them: the schedule pads), and a
 // per-target prelude defines the name before the kernel's source is compiled:
 //   generators/fragments/amdgpu.cl    MFMA builtins: the 16 calls of one 32x32x8 k-block merge into
-//                                     one v_mfma_f32_32x32x8{f16,bf16_1k} (gfx908: two 32x32x4bf16);
+//                                     one v_mfma_f32_32x32x8{f16,bf16_1k} (gfx908: two
+//                                     32x32x4bf16), C added after it;
 //   generators/fragments/nvidia.cl    inline PTX for NVIDIA's OpenCL: the 4 calls of one 16x8x16
-//                                     k-block merge into one mma.sync.m16n8k16 (tensor cores);
+//                                     k-block merge into one mma.sync.m16n8k16 (tensor cores)
+//                                     accumulating onto C;
+//   runtime/src/cuda_fragments.cpp    the same instruction put into Halide's PTX (cuda) at load;
 //   generators/fragments/emulated.cl  both lane layouts computed through work-group local memory
 //                                     and barriers (PoCL in CI, any OpenCL): they run and verify
 //                                     the AMD and NVIDIA mappings and the kernels around them.
@@ -50,13 +56,29 @@ inline std::string op_name(const Shape &s, DType t) {
     return std::string(s.kind == 0 ? "convbwd_mfma32x32x8_" : "convbwd_mma16x8x16_") + (t == DType::BF16 ? "bf16" : "f16");
 }
 
-// Element i of the lane's result of A x B for one k-block: a and b are the lane's operand
-// elements (storage type).
-inline Expr op(const Shape &s, DType t, const std::vector<Expr> &a, const std::vector<Expr> &b, Expr i) {
-    std::vector<Expr> args(a);
+// One k-block on the lane's accumulator: acc(i, rest...) for i < s.elems becomes element i of
+// A x B + C, C = acc's elements before the k-block (one scatter/gather update: Halide loads every
+// element before it stores any; a Tuple update would not do here, as Halide 21's SplitTuples does
+// not see reads inside a call's arguments, halide/Halide#8672, and stores the elements one by
+// one). a and b are the lane's operand elements (storage type).
+inline void mma(Halide::Func acc, const std::vector<Expr> &rest, const Shape &s, DType t, const std::vector<Expr> &a,
+                const std::vector<Expr> &b) {
+    std::vector<Expr> args(a), at(1, Expr()), elems, out;
     args.insert(args.end(), b.begin(), b.end());
-    args.push_back(i);
-    return Halide::Internal::Call::make(Halide::Float(32), op_name(s, t), args, Halide::Internal::Call::PureExtern);
+    at.insert(at.end(), rest.begin(), rest.end());
+    for (int e = 0; e < s.elems; e++) {
+        at[0] = e;
+        args.push_back(acc(at));
+        elems.push_back(e);
+    }
+    for (int i = 0; i < s.elems; i++) {
+        std::vector<Expr> with_i(args);
+        with_i.push_back(i);
+        out.push_back(Halide::Internal::Call::make(Halide::Float(32), op_name(s, t), with_i,
+                                                   Halide::Internal::Call::PureExtern));
+    }
+    at[0] = Halide::scatter(elems);
+    acc(at) = Halide::gather(out);
 }
 
 }  // namespace convbwd::frag

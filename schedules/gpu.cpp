@@ -463,10 +463,10 @@ void schedule_fragment_block(Func res, Func acc, const frag::Shape &fs, int tm, 
         .unroll(ct);
     acc.compute_at(LoopLevel(res, in_lane.empty() ? VarOrRVar(l) : in_lane.back())).store_in(MemoryType::Register);
     acc.unroll(i).unroll(mt).unroll(ct);
-    std::vector<VarOrRVar> upd = {i, mt, ct};
+    std::vector<VarOrRVar> upd = {mt, ct};  // the update stores every element i at once (frag::mma)
     upd.insert(upd.end(), reduction.begin(), reduction.end());
     upd.insert(upd.end(), lane_and_out.begin(), lane_and_out.end());
-    acc.update().reorder(upd).unroll(i).unroll(mt).unroll(ct);
+    acc.update().reorder(upd).unroll(mt).unroll(ct);
 }
 }  // namespace
 

@@ -18,9 +18,20 @@ static inline float convbwd_frag_f16(ushort v) {
     return as_float(sign | ((e + 112u) << 23) | (m << 13));
 }
 
-// Kind 0, 32x32x8 over 64 lanes: element i of lane l's D = A B, h = l / 32.
+// The accumulator element i of the lane's c0..c3 / c0..c15.
+static inline float convbwd_frag_pick4(int i, float c0, float c1, float c2, float c3) {
+    return i == 0 ? c0 : i == 1 ? c1 : i == 2 ? c2 : c3;
+}
+static inline float convbwd_frag_pick16(int i, float c0, float c1, float c2, float c3, float c4, float c5, float c6,
+                                        float c7, float c8, float c9, float c10, float c11, float c12, float c13,
+                                        float c14, float c15) {
+    const float c[16] = {c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15};
+    return c[i];
+}
+
+// Kind 0, 32x32x8 over 64 lanes: element i of lane l's D = A B + C (c: C's element i), h = l / 32.
 float convbwd_frag_emulated_32x32x8(__local float *lds, float a0, float a1, float a2, float a3, float b0, float b1,
-                                    float b2, float b3, int i) {
+                                    float b2, float b3, float c, int i) {
     const int l = get_local_id(0), h = l / 32, m = l % 32;
     barrier(CLK_LOCAL_MEM_FENCE);  // every lane is done reading the previous call's operands
     lds[m * 8 + 4 * h + 0] = a0;    // A[m][4h + j], row-major 32 x 8
@@ -33,14 +44,15 @@ float convbwd_frag_emulated_32x32x8(__local float *lds, float a0, float a1, floa
     lds[256 + (4 * h + 3) * 32 + m] = b3;
     barrier(CLK_LOCAL_MEM_FENCE);
     const int row = 8 * (i / 4) + 4 * h + i % 4;
-    float d = 0.0f;
+    float d = c;
     for (int k = 0; k < 8; k++) d = fma(lds[row * 8 + k], lds[256 + k * 32 + m], d);
     return d;
 }
 
-// Kind 1, 16x8x16 over 32 lanes: element i of lane l's D = A B, g = l / 4, t = l % 4.
+// Kind 1, 16x8x16 over 32 lanes: element i of lane l's D = A B + C (c: C's element i), g = l / 4,
+// t = l % 4.
 float convbwd_frag_emulated_16x8x16(__local float *lds, float a0, float a1, float a2, float a3, float a4, float a5,
-                                    float a6, float a7, float b0, float b1, float b2, float b3, int i) {
+                                    float a6, float a7, float b0, float b1, float b2, float b3, float c, int i) {
     const int l = get_local_id(0), g = l / 4, t = l % 4;
     const float a[8] = {a0, a1, a2, a3, a4, a5, a6, a7}, b[4] = {b0, b1, b2, b3};
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -48,33 +60,39 @@ float convbwd_frag_emulated_16x8x16(__local float *lds, float a0, float a1, floa
     for (int j = 0; j < 4; j++) lds[256 + (2 * t + j % 2 + 8 * (j / 2)) * 8 + g] = b[j];                 // B 16 x 8
     barrier(CLK_LOCAL_MEM_FENCE);
     const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
-    float d = 0.0f;
+    float d = c;
     for (int k = 0; k < 16; k++) d = fma(lds[row * 16 + k], lds[256 + k * 8 + col], d);
     return d;
 }
 
-#define convbwd_mfma32x32x8_bf16(a0, a1, a2, a3, b0, b1, b2, b3, i)                                          \
+#define convbwd_mfma32x32x8_bf16(a0, a1, a2, a3, b0, b1, b2, b3,                                                \
+    c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, i)                                    \
     convbwd_frag_emulated_32x32x8(convbwd_frag_lds, convbwd_frag_bf16(a0), convbwd_frag_bf16(a1),            \
                                   convbwd_frag_bf16(a2), convbwd_frag_bf16(a3), convbwd_frag_bf16(b0),       \
-                                  convbwd_frag_bf16(b1), convbwd_frag_bf16(b2), convbwd_frag_bf16(b3), (i))
+                                  convbwd_frag_bf16(b1), convbwd_frag_bf16(b2), convbwd_frag_bf16(b3),        \
+                                  convbwd_frag_pick16((i), c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11,  \
+                                                      c12, c13, c14, c15), (i))
 #ifndef CONVBWD_NATIVE_MMA16X8X16
-#define convbwd_mma16x8x16_bf16(a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, i)                          \
+#define convbwd_mma16x8x16_bf16(a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, c0, c1, c2, c3, i)              \
     convbwd_frag_emulated_16x8x16(convbwd_frag_lds, convbwd_frag_bf16(a0), convbwd_frag_bf16(a1),            \
                                   convbwd_frag_bf16(a2), convbwd_frag_bf16(a3), convbwd_frag_bf16(a4),       \
                                   convbwd_frag_bf16(a5), convbwd_frag_bf16(a6), convbwd_frag_bf16(a7),       \
                                   convbwd_frag_bf16(b0), convbwd_frag_bf16(b1), convbwd_frag_bf16(b2),       \
-                                  convbwd_frag_bf16(b3), (i))
+                                  convbwd_frag_bf16(b3), convbwd_frag_pick4((i), c0, c1, c2, c3), (i))
 #endif
 // f16 operands are 16-bit storage on OpenCL (generators/algorithms.h): bits to float by integers.
-#define convbwd_mfma32x32x8_f16(a0, a1, a2, a3, b0, b1, b2, b3, i)                                          \
+#define convbwd_mfma32x32x8_f16(a0, a1, a2, a3, b0, b1, b2, b3,                                                 \
+    c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, i)                                    \
     convbwd_frag_emulated_32x32x8(convbwd_frag_lds, convbwd_frag_f16(a0), convbwd_frag_f16(a1),              \
                                   convbwd_frag_f16(a2), convbwd_frag_f16(a3), convbwd_frag_f16(b0),          \
-                                  convbwd_frag_f16(b1), convbwd_frag_f16(b2), convbwd_frag_f16(b3), (i))
+                                  convbwd_frag_f16(b1), convbwd_frag_f16(b2), convbwd_frag_f16(b3),           \
+                                  convbwd_frag_pick16((i), c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11,  \
+                                                      c12, c13, c14, c15), (i))
 #ifndef CONVBWD_NATIVE_MMA16X8X16
-#define convbwd_mma16x8x16_f16(a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, i)                           \
+#define convbwd_mma16x8x16_f16(a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, c0, c1, c2, c3, i)               \
     convbwd_frag_emulated_16x8x16(convbwd_frag_lds, convbwd_frag_f16(a0), convbwd_frag_f16(a1),              \
                                   convbwd_frag_f16(a2), convbwd_frag_f16(a3), convbwd_frag_f16(a4),          \
                                   convbwd_frag_f16(a5), convbwd_frag_f16(a6), convbwd_frag_f16(a7),          \
                                   convbwd_frag_f16(b0), convbwd_frag_f16(b1), convbwd_frag_f16(b2),          \
-                                  convbwd_frag_f16(b3), (i))
+                                  convbwd_frag_f16(b3), convbwd_frag_pick4((i), c0, c1, c2, c3), (i))
 #endif

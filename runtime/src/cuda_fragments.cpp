@@ -1,15 +1,16 @@
 // CUDA kernels that call matrix fragments (generators/fragments.h, kind 1: 16x8x16 over a 32-lane
-// warp). Halide's PTX calls the pure extern convbwd_mma16x8x16_{bf16,f16}(a0..a7, b0..b3, i) once
-// per result element; nothing defines it. The host pipelines' halide_cuda_initialize_kernels is
-// renamed at build time (cmake/ConvbwdKernels.cmake, _conv_kernel_cuda_fragments) to the function
-// at the end of this file, which rewrites each such call in place into the instruction itself,
-//   mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32 {d0..d3}, {A pairs}, {B pairs}, {0, 0, 0, 0}
+// warp). Halide's PTX calls the pure extern convbwd_mma16x8x16_{bf16,f16}(a0..a7, b0..b3, c0..c3,
+// i) once per result element (element i of A x B + C); nothing defines it. The host pipelines'
+// halide_cuda_initialize_kernels is renamed at build time (cmake/ConvbwdKernels.cmake,
+// _conv_kernel_fragments) to the function at the end of this file, which rewrites each such
+// call in place into the instruction itself,
+//   mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32 {d0..d3}, {A pairs}, {B pairs}, {c0..c3}
 // and a move of d_i into the call's result register, then hands the PTX to Halide's CUDA runtime.
 // The calls of one k-block have the same operands, and ptxas keeps one HMMA of identical mma
 // instructions (checked with cuobjdump: docs/KERNELS.md); a PTX .func defined beside the kernel
 // would stay a call per element (ptxas does not inline it). Each kernel's PTX is rewritten once
-// per process. The rewrite is plain text and built everywhere (tests/test_fragments.cpp); the
-// entry point only where CUDA is a target.
+// per process. The rewrite is plain text and built everywhere (test/test_cuda_fragments.cpp,
+// ctest ptx); the entry point only where CUDA is a target.
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -22,7 +23,7 @@
 namespace convbwd {
 namespace {
 
-constexpr int kOperands = 12;  // 8 A elements, 4 B elements (fragments.h, kind 1)
+constexpr int kOperands = 16;  // 8 A, 4 B (16-bit), 4 C elements (f32): fragments.h, kind 1
 
 std::string trim(const std::string &s) {
     size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t;");
@@ -66,9 +67,10 @@ std::string rewrite_call(const std::string &block, const std::string &type, int 
     }
     const std::string p = "%cbf" + std::to_string(serial) + "_";
     std::string o = "\t{ // matrix fragment (runtime/src/cuda_fragments.cpp)\n";
-    o += "\t.reg .b32 " + p + "x<" + std::to_string(kOperands) + ">;\n\t.reg .b32 " + p + "p<6>;\n\t.reg .f32 " + p +
-         "d<4>;\n";
-    for (int k = 0; k < kOperands; k++) {
+    o += "\t.reg .b32 " + p + "x<12>;\n\t.reg .b32 " + p + "p<6>;\n\t.reg .f32 " + p + "d<4>;\n";
+    o += "\t.reg .f32 " + p + "c<4>;\n";
+    for (int k = 12; k < kOperands; k++) o += "\tmov.f32 " + p + "c" + std::to_string(k - 12) + ", " + val[k] + ";\n";
+    for (int k = 0; k < 12; k++) {
         // 16-bit values in the low half; a 32-bit parameter's high half is not relied on.
         if (width[k].size() > 1 && width[k].substr(1) == "16")
             o += "\tcvt.u32.u16 " + p + "x" + std::to_string(k) + ", " + val[k] + ";\n";
@@ -80,7 +82,7 @@ std::string rewrite_call(const std::string &block, const std::string &type, int 
              std::to_string(2 * q + 1) + ", 0x5410;\n";
     o += "\tmma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type + ".f32 {" + p + "d0, " + p + "d1, " + p +
          "d2, " + p + "d3}, {" + p + "p0, " + p + "p1, " + p + "p2, " + p + "p3}, {" + p + "p4, " + p +
-         "p5}, {0f00000000, 0f00000000, 0f00000000, 0f00000000};\n";
+         "p5}, {" + p + "c0, " + p + "c1, " + p + "c2, " + p + "c3};\n";
     const std::string &i = val[kOperands];
     if (i.size() == 1 && i[0] >= '0' && i[0] <= '3') {
         o += "\tmov.b32 " + result + ", " + p + "d" + i + ";\n";

@@ -1,6 +1,6 @@
 // OpenCL kernels that call matrix fragments (generators/fragments.h): their host pipelines'
 // halide_opencl_initialize_kernels is renamed to the function below at build time
-// (cmake/ConvbwdKernels.cmake, _conv_kernel_opencl_fragments). It puts the preludes in front of
+// (cmake/ConvbwdKernels.cmake, _conv_kernel_fragments). It puts the preludes in front of
 // Halide's OpenCL C: on NVIDIA's OpenCL the inline-PTX one (generators/fragments/nvidia.cl, tensor
 // cores for the 16x8x16 layout), then always the emulated one (generators/fragments/emulated.cl,
 // every layout not taken natively), and declares the emulation's local scratch at the top of every
