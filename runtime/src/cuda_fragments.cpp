@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "cuda_fragments.h"
 #include "device_glue.h"
@@ -23,7 +24,10 @@
 namespace convbwd {
 namespace {
 
-constexpr int kOperands = 16;  // 8 A, 4 B (16-bit), 4 C elements (f32): fragments.h, kind 1
+// The call's parameters, from the layout's one definition (frag::shape in generators/conv_problem.h):
+// A and B elements (16-bit), then the accumulator's C elements (f32), then i.
+const frag::Shape kShape = frag::shape(1);
+const int kAB = kShape.a_per_lane + kShape.b_per_lane, kOperands = kAB + kShape.elems;
 
 std::string trim(const std::string &s) {
     size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t;");
@@ -33,7 +37,8 @@ std::string trim(const std::string &s) {
 // One call block, "{ // callseq N ... } // callseq N", of a fragment call: the mma and the move.
 // Fills error and returns "" where the block is not in the form LLVM's NVPTX back end writes.
 std::string rewrite_call(const std::string &block, const std::string &type, int serial, std::string *error) {
-    std::string val[kOperands + 1], width[kOperands + 1], result;
+    std::vector<std::string> val(kOperands + 1), width(kOperands + 1);
+    std::string result;
     size_t pos = 0;
     while (pos < block.size()) {
         size_t eol = block.find('\n', pos);
@@ -67,17 +72,18 @@ std::string rewrite_call(const std::string &block, const std::string &type, int 
     }
     const std::string p = "%cbf" + std::to_string(serial) + "_";
     std::string o = "\t{ // matrix fragment (runtime/src/cuda_fragments.cpp)\n";
-    o += "\t.reg .b32 " + p + "x<12>;\n\t.reg .b32 " + p + "p<6>;\n\t.reg .f32 " + p + "d<4>;\n";
-    o += "\t.reg .f32 " + p + "c<4>;\n";
-    for (int k = 12; k < kOperands; k++) o += "\tmov.f32 " + p + "c" + std::to_string(k - 12) + ", " + val[k] + ";\n";
-    for (int k = 0; k < 12; k++) {
+    const std::string n_ab = std::to_string(kAB), n_c = std::to_string(kShape.elems);
+    o += "\t.reg .b32 " + p + "x<" + n_ab + ">;\n\t.reg .b32 " + p + "p<" + std::to_string(kAB / 2) + ">;\n\t.reg .f32 " +
+         p + "d<" + n_c + ">;\n\t.reg .f32 " + p + "c<" + n_c + ">;\n";
+    for (int k = kAB; k < kOperands; k++) o += "\tmov.f32 " + p + "c" + std::to_string(k - kAB) + ", " + val[k] + ";\n";
+    for (int k = 0; k < kAB; k++) {
         // 16-bit values in the low half; a 32-bit parameter's high half is not relied on.
         if (width[k].size() > 1 && width[k].substr(1) == "16")
             o += "\tcvt.u32.u16 " + p + "x" + std::to_string(k) + ", " + val[k] + ";\n";
         else
             o += "\tmov.b32 " + p + "x" + std::to_string(k) + ", " + val[k] + ";\n";
     }
-    for (int q = 0; q < 6; q++)  // pairs: the lower index in the lower half (PTX ISA, mma.m16n8k16 fragments)
+    for (int q = 0; q < kAB / 2; q++)  // pairs: the lower index in the lower half (PTX ISA, mma.m16n8k16 fragments)
         o += "\tprmt.b32 " + p + "p" + std::to_string(q) + ", " + p + "x" + std::to_string(2 * q) + ", " + p + "x" +
              std::to_string(2 * q + 1) + ", 0x5410;\n";
     o += "\tmma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type + ".f32 {" + p + "d0, " + p + "d1, " + p +
