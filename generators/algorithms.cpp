@@ -256,8 +256,9 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
 }
 
 BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t, StrideClass sc,
-                                    FilterClass fc, int frag_kind) {
+                                    FilterClass fc, int frag_kind, int vec) {
     BwdDataMmaGraph g;
+    g.vec = vec;
     g.beta = a.beta;
     const frag::Shape fs = frag::shape(frag_kind);
     ClassConsts k1 = class_consts(sc, fc);
@@ -291,10 +292,31 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
     }
     // The lane's operand elements j of one k-block and tap.
     std::vector<Expr> av, bv;
-    for (int j = 0; j < fs.a_per_lane; j++)
-        av.push_back(g.a_op(fs.K * g.kb.x + frag::a_k(fs, l, j), fs.M * mt + frag::a_row(fs, l, j) + ex / sx, p, n));
-    for (int j = 0; j < fs.b_per_lane; j++)
-        bv.push_back(g.b_op(fs.N * ct + frag::b_col(fs, l, j), fs.K * g.kb.x + frag::b_k(fs, l, j), tap_s, tap_r));
+    if (vec == 1) {
+        for (int j = 0; j < fs.a_per_lane; j++)
+            av.push_back(g.a_op(fs.K * g.kb.x + frag::a_k(fs, l, j), fs.M * mt + frag::a_row(fs, l, j) + ex / sx, p, n));
+        for (int j = 0; j < fs.b_per_lane; j++)
+            bv.push_back(g.b_op(fs.N * ct + frag::b_col(fs, l, j), fs.K * g.kb.x + frag::b_k(fs, l, j), tap_s, tap_r));
+    } else {
+        // Channel groups of vec = 4 (K a multiple of 4: a group is inside dy or past it whole, so
+        // its first channel is clamped, not each element, and its loads stay dense).
+        Var &e = g.e, &h = g.h, &kx = g.kx, &ts = g.ts, &tr = g.tr, k("k"), c("c");
+        Expr k0 = fs.K * kx + vec * frag::group_of(fs, l);
+        Expr ex_l = ph + pl - ts * dw, ey_l = y + pt - tr * dh;
+        Expr q = fs.M * mt + frag::a_row(fs, l, 0) + 8 * h + ex_l / sx, pp = ey_l / sx;
+        Expr in = (k1.filter == 1 ? q < a.Q : q >= 0 && q < a.Q && pp >= 0 && pp < a.P) && k0 < a.K;
+        g.a_lane = Func("a_lane");
+        g.a_lane(e, h, mt, kx, ts, tr, l, ph, y, n) =
+            select(in, dy(clamp(q, 0, a.Q - 1), clamp(pp, 0, a.P - 1), max(min(k0, a.K - vec), 0) + e, n), cast(st, 0));
+        g.wt = Func("wt");
+        g.wt(k, c, ts, tr) = select(c < a.C && k < a.K, w(ts, tr, min(c, a.C - 1), min(k, a.K - 1)), cast(st, 0));
+        g.b_lane = Func("b_lane");
+        g.b_lane(e, ct, kx, ts, tr, l) = g.wt(k0 + e, fs.N * ct + frag::b_col(fs, l, 0), ts, tr);
+        for (int j = 0; j < fs.a_per_lane; j++)
+            av.push_back(g.a_lane(frag::a_group_elem(fs, j), frag::a_half(fs, j), mt, g.kb.x, tap_s, tap_r, l, ph, y, n));
+        for (int j = 0; j < fs.b_per_lane; j++)
+            bv.push_back(g.b_lane(frag::b_group_elem(fs, j), ct, g.kb.x, tap_s, tap_r, l));
+    }
     g.acc = Func("acc");
     g.acc(i, l, mt, ct, ph, y, n) = 0.0f;
     frag::mma(g.acc, {l, mt, ct, ph, y, n}, fs, t, av, bv);

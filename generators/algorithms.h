@@ -92,13 +92,22 @@ struct BwdDataMmaGraph {
     // b_op(c, k, s, r) = w at tap (s, r). Inline in every schedule so far (a warp staging them per
     // k-block in shared memory measured slower: docs/PERFORMANCE.md, "Matrix fragments on CUDA").
     Halide::Func a_op, b_op;
+    // vec=4 (channel groups, generators/fragments.h): the lane's operand groups, a_lane(e, h, mt, kx,
+    // s, r, l, ph, y, n) = element e of lane l's channel group of k-block kx in row half h of
+    // fragment row mt at tap (s, r), b_lane(e, ct, kx, s, r, l) the same of w, read from wt(k, c, s,
+    // r), w copied with k innermost and zero past the tensor. A schedule computes a_lane and b_lane
+    // per k-block in registers (vectors along e) and wt at the root.
+    Halide::Func a_lane, b_lane, wt;
+    Halide::Var e{"e"}, h{"h"}, kx{"kx"}, ts{"ts"}, tr{"tr"};
+    int vec = 1;
     Halide::Var i{"i"}, l{"l"}, mt{"mt"}, ct{"ct"}, ph{"ph"}, x{"x"}, y{"y"}, c{"c"}, n{"n"};
     Halide::RDom kb;
     Halide::Expr beta;
     int sx = 1;  // the stride (both dims)
 };
 BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
-                                    const ConvArgs &a, DType t, StrideClass sc, FilterClass fc, int frag_kind);
+                                    const ConvArgs &a, DType t, StrideClass sc, FilterClass fc, int frag_kind,
+                                    int vec = 1);
 
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W

@@ -44,6 +44,17 @@ inline Expr a_row(const Shape &s, Expr l, int j) { return s.kind == 0 ? l % 32 :
 inline Expr a_k(const Shape &s, Expr l, int j) { return s.kind == 0 ? 4 * (l / 32) + j : 2 * (l % 4) + j % 2 + 8 * (j / 4); }
 inline Expr b_col(const Shape &s, Expr l, int) { return s.kind == 0 ? l % 32 : l / 4; }
 inline Expr b_k(const Shape &s, Expr l, int j) { return s.kind == 0 ? 4 * (l / 32) + j : 2 * (l % 4) + j % 2 + 8 * (j / 2); }
+// Channel groups (vec=4 kernels): the fragment's k indices of one block mapped to channels so that
+// each lane's operand elements of one row (A) or column (B) are 4 consecutive channels, one 8-byte
+// load. The GEMM sums over k in any order, so A and B only have to agree. kind 0: lane l holds k =
+// 4h + j already (h = l / 32: group h, element j); kind 1: k = 2t + b + 8u is channel 4t + 2u + b
+// (group t = l % 4), so a_j is element 2 (j / 4) + j % 2 of its group and b_j element j.
+inline Expr group_of(const Shape &s, Expr l) { return s.kind == 0 ? l / 32 : l % 4; }
+inline int a_group_elem(const Shape &s, int j) { return s.kind == 0 ? j : 2 * (j / 4) + j % 2; }
+inline int b_group_elem(const Shape &, int j) { return j; }
+// A's row halves: a_j is row a_row_of(l) + 8 a_half(j) (kind 1; kind 0 has one row per lane).
+inline int a_half(const Shape &s, int j) { return s.kind == 0 ? 0 : (j / 2) % 2; }
+inline int a_halves(const Shape &s) { return s.kind == 0 ? 1 : 2; }
 // The lane and element that hold D[row][col].
 inline Expr lane_of(const Shape &s, Expr row, Expr col) {
     return s.kind == 0 ? col + 32 * ((row / 4) % 2) : 4 * (row % 8) + col / 2;

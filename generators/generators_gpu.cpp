@@ -64,10 +64,18 @@ public:
         ConvArgs args = bwd_data_args();
         add_requirement(args.groups == 1, "matrix-fragment kernels take groups == 1");
         const BwdDataMmaGpuParams p = knobs.params();
-        BwdDataMmaGraph g = define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.frag);
+        BwdDataMmaGraph g =
+            define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.frag, p.vec);
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);
         constrain_filter(*b);
+        if (p.vec > 1) {
+            // dy's channel groups load as vectors: k, dy's base and its other strides multiples of
+            // the vector, which Halide then sees (the dispatcher checks first).
+            add_requirement(args.K % p.vec == 0, "vec kernels take k a multiple of the vector");
+            a->set_host_alignment(p.vec * storage_type(dtype).bytes());
+            for (int d : {0, 1, 3}) a->dim(d).set_stride((a->dim(d).stride() / p.vec) * p.vec);
+        }
         require_valid(p, "conv_bwd_data_mma_gpu");
         schedule_bwd_data_mma_gpu(g, p);
     }

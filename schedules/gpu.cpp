@@ -486,6 +486,24 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p)
     // Phases inside the lane's loop: acc (per phase) stays in the lane's registers.
     schedule_fragment_block(g.res, g.acc, fs, tm, tn, LoopLevel(g.out, co), {g.ph}, {g.y, g.n},
                             {g.kb.x, g.kb.y, g.kb.z});
+    if (g.vec > 1) {
+        // The lane's channel groups of a k-block, loaded as vectors into registers before its calls;
+        // w's copy (k innermost, rows padded to the vector) once per call, threads along k.
+        g.a_lane.compute_at(g.acc, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+            .unroll(g.h).unroll(g.mt);
+        g.b_lane.compute_at(g.acc, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+            .unroll(g.ct);
+        const std::vector<Var> wv = g.wt.args();
+        Var ko("ko"), ki("ki"), cb("cb"), rs("rs");
+        g.wt.compute_root()
+            .align_storage(wv[0], g.vec)
+            .align_bounds(wv[0], g.vec)
+            .split(wv[0], ko, ki, 64, TailStrategy::GuardWithIf)
+            .fuse(wv[2], wv[3], rs)
+            .reorder(ki, wv[1], ko, rs)
+            .gpu_blocks(wv[1], ko, rs)
+            .gpu_threads(ki);
+    }
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
         s.split(g.x, xo, xi, fs.M * tm * g.sx, TailStrategy::GuardWithIf)
             .split(g.c, co, ci, fs.N * tn, TailStrategy::GuardWithIf)

@@ -171,6 +171,11 @@ CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
     CONVBWD_FRAG_KNOB(X)                                                                                     \
     X(tile_m, 1, Compile, "m!", "fragments per wave along the pixels (32 or 16 pixels each)", 1, 2, 4, 8)   \
     X(tile_n, 1, Compile, "n!", "fragments per wave along the channels (32 or 8 channels each)", 1, 2, 4, 8) \
+    X(vec, 1, Compile, "v",                                                                                  \
+      "4 = each lane's operand elements are groups of 4 consecutive channels (fragment k mapped to "        \
+      "channels so), loaded as 8-byte vectors: dy in place (k a multiple of 4, dy's base and strides "      \
+      "multiples of 4 elements), w from a copy with k innermost made at the start of the call",             \
+      1, 4)                                                                                                  \
     X(flat, 1, Launch, "", "1 = a pointwise problem with dense planes presented as one row of H*W pixels (else a row is W pixels)", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
 

@@ -6,7 +6,7 @@
 #      frag=0: the emulated 32x32x8 AMD layout), with CONVBWD_FRAGMENTS=emulated (the opencl ones,
 #      both layouts emulated), and the cuda ones again under compute-sanitizer memcheck
 #      (SKIP_TESTS=1: none of these; TEST_CASES: the doctest cases of the native run; EMULATED=0: not
-#      the emulated run; SANITIZE=0: not the memcheck)
+#      the emulated run; SANITIZE=0: not the memcheck; SANITIZE_CASES: its cases, default every cuda one)
 #   2. DIR=bwd_data (default): the suites' stride-1 layers (CLASS=pointwise: 1x1, with the s1 k1
 #      kernels; CLASS=spatial: the others, with the s1 k3 / any kernels; STRIDE=s2: the stride-2
 #      layers with the s2 k1 / k3 kernels); DIR=bwd_weight: every
@@ -40,7 +40,7 @@ fi
 if [ "${SANITIZE:-1}" = 1 ] && "$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -q '_cuda_mma'; then
   echo "== compute-sanitizer memcheck: the cuda matrix-fragment kernels' conformance"
   timeout ${SANITIZE_TIMEOUT:-300} compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/convbwd_tests" \
-      --test-suite=kernels "--test-case=*_cuda_mma*" > "$out/test_memcheck.log" 2>&1
+      --test-suite=kernels "--test-case=${SANITIZE_CASES:-*_cuda_mma*}" > "$out/test_memcheck.log" 2>&1
   rows+=("memcheck cuda: rc=$? $(grep -E '^\[doctest\] (test cases|assertions)|ERROR SUMMARY' "$out/test_memcheck.log" | tr '\n' ' ')")
 fi
 fi

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """One network's layers across scripts/gpu_mma.sh runs (one run per layer class: pointwise,
-spatial, stride 2; each run's rows are ratios measured in its own process). For each run, the
-fragment kernel with the best geomean against cuDNN's best layout serves that run's layers (what a
-per-class tuning record would pick); a layer no fragment kernel can take keeps the library's
-cuda default from the same run. A layer in several runs counts once (the first run given).
+spatial, stride 2; each run's rows are ratios measured in its own process). Within a run the
+layers fall into groups by the most specific filter class of a fragment kernel that took them
+(k1 or k3, else any): each group is served by the kernel with the best geomean against cuDNN's
+best layout over the group's layers among those that took all of them (what a tuning record per
+problem class would pick); a layer no fragment kernel took keeps the library's cuda default from
+the same run. A layer in several runs counts once (the first run given).
 Prints per run and per direction the geomean against cuDNN NHWC and its best layout.
 Usage: mma_network.py SUITE DIR...  (DIR: an unpacked gpu_mma.sh archive)"""
 import glob
 import math
 import os
+import re
 import sys
 from collections import defaultdict
 
@@ -35,8 +38,21 @@ for d in dirs:
             kernels[ok[0]["kernel"]] = {key(r): r for r in ok}
     if not kernels:
         continue
-    pick = max(kernels, key=lambda k: gm([best[l] / r["time_ms"] for l, r in kernels[k].items()]))
-    layers = list(kernels[pick].items()) + [(l, r) for l, r in default.items() if l not in kernels[pick]]
+    fclass = lambda k: re.search(r"_(k1|k3|any)_", k).group(1)
+    groups = defaultdict(list)  # the most specific filter class that took the layer -> layers
+    for l in {l for rs in kernels.values() for l in rs}:
+        took = {fclass(k) for k, rs in kernels.items() if l in rs}
+        groups[next(c for c in ("k1", "k3", "any") if c in took)].append(l)
+    layers = []
+    for ls in groups.values():
+        full = [k for k, rs in kernels.items() if all(l in rs for l in ls)]
+        if not full:  # no kernel took every layer of the group: each layer its best kernel's row
+            layers += [(l, min((rs[l] for rs in kernels.values() if l in rs), key=lambda r: r["time_ms"])) for l in ls]
+            continue
+        pick = max(full, key=lambda k: gm([best[l] / kernels[k][l]["time_ms"] for l in ls]))
+        layers += [(l, kernels[pick][l]) for l in ls]
+    took_any = {l for l, _ in layers}
+    layers += [(l, r) for l, r in default.items() if l not in took_any]
     nh, bl, used = [], [], set()
     for l, r in layers:
         if (r["direction"], l) in seen:
@@ -48,7 +64,7 @@ for d in dirs:
         total[r["direction"]][0].append(nh[-1])
         total[r["direction"]][1].append(bl[-1])
     if nh:
-        label = os.path.normpath(d).removesuffix("/mma").split("mma-bf16-")[-1]
+        label = re.sub(r"^mma-(bf16|f16)-", "", os.path.basename(os.path.normpath(d).removesuffix("/mma")))
         print(f"| {label} | {r['direction']} | {len(nh)} | "
               f"{', '.join(sorted(used))} | {gm(nh):.3f} | {gm(bl):.3f} |")
 for direction, (nh, bl) in sorted(total.items()):

@@ -80,7 +80,14 @@ TEST_CASE("cuda fragments: 16-bit parameters, f16, a run-time element index") {
     const std::string out = convbwd::inline_cuda_fragments(ptx, &error);
     REQUIRE_MESSAGE(!out.empty(), error);
     CHECK(count(out, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 1);
-    CHECK(out.find("cvt.u32.u16 %cbf0_x0, %rs100;") != std::string::npos);
+    // Two 16-bit registers: one vector mov (ptxas folds it into the load they came from); the pair
+    // with an immediate through the 32-bit low halves.
+    CHECK(out.find("mov.b32 %cbf0_p0, {%rs100, %rs101};") != std::string::npos);
+    CHECK(out.find("mov.b32 %cbf0_p5, {%rs110, %rs111};") != std::string::npos);
+    CHECK(out.find("cvt.u32.u16 %cbf0_x4, %rs104;") != std::string::npos);
+    CHECK(out.find("mov.b32 %cbf0_x5, 0;") != std::string::npos);
+    CHECK(out.find("prmt.b32 %cbf0_p2, %cbf0_x4, %cbf0_x5, 0x5410;") != std::string::npos);
+    CHECK(count(out, "prmt.b32") == 1);
     CHECK(count(out, "selp.f32") == 3);
     CHECK(out.find("setp.eq.s32 %cbf0_q0, %r9, 0;") != std::string::npos);
     CHECK(out.find("mov.b32 %r210, %cbf0_s0;") != std::string::npos);

@@ -1,6 +1,7 @@
 // Dispatcher: the specialised kernel is chosen where it applies, the fallback otherwise, no
 // problem is left without a kernel, and the chosen kernel matches the reference.
 #include <cstdio>
+#include <cstring>
 
 #include "conformance.h"
 
@@ -130,6 +131,57 @@ TEST_CASE("a kernel loading channels as vectors refuses channels that are not a 
         // Without a named kernel the dispatcher takes another one.
         CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, nullptr, &got) == CONVBWD_SUCCESS);
     }
+}
+
+// Matrix-fragment backward-data kernels with vec=4 load dy's channels (k) in place as vectors of 4:
+// they refuse k not a multiple of 4, and dy's strides (and, off OpenCL, its base) not multiples of
+// 4 elements, naming what; packed tensors of k a multiple of 4 pass. Refused before anything runs
+// (the host buffer below is never read).
+TEST_CASE("fragment kernels loading dy's channels as vectors refuse k, strides and bases they cannot load") {
+    int checked = 0;
+    for (int i = 0; i < convbwd_kernel_count(); i++) {
+        convbwd_kernel_desc d;
+        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+        if (d.direction != CONVBWD_BWD_DATA || !std::strstr(d.name, "_mma") || !std::strstr(d.schedule, "vec=4"))
+            continue;
+        const std::string name = d.name;
+        CAPTURE(name);
+        const int f = std::string(d.filter_class) == "k1" ? 1 : 3, stride = std::string(d.stride_class) == "s2" ? 2 : 1;
+        auto problem = [&](int K) {
+            return with_derived_output(ConvProblem{.N = 2, .C = 16, .H = 6, .W = 6, .K = K, .R = f, .S = f, .G = 1,
+                                                   .pad_top = f / 2, .pad_bottom = f / 2, .pad_left = f / 2,
+                                                   .pad_right = f / 2, .stride_h = stride, .stride_w = stride,
+                                                   .dtype = (DType)d.dtype, .layout = Layout::NHWC});
+        };
+        convbwd_exec e{};
+        e.target = d.target;
+        e.kernel = d.name;
+        const char *got = nullptr;
+        convbwd_problem c = to_c(problem(40));
+        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, d.dtype, CONVBWD_NHWC, &e, &got) == CONVBWD_SUCCESS);
+        c = to_c(problem(38));
+        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, d.dtype, CONVBWD_NHWC, &e, &got) == CONVBWD_NO_KERNEL);
+        CHECK(std::string(convbwd_last_error()).find("channels: k = 38 is not a multiple of 4") != std::string::npos);
+        // dy with pixels of 42 elements (k = 40 and 2 of padding; rows and images at multiples of
+        // 4), then packed one element past an aligned base.
+        const ConvProblem p = problem(40);
+        const int64_t W = 42, H = (W * p.Q + 3) / 4 * 4, N = H * p.P;
+        std::vector<uint16_t> mem((size_t)(N * p.N) + 64);
+        convbwd_problem cp = to_c(p);
+        struct Case { int64_t strides[4]; int offset; const char *refusal; };
+        std::vector<Case> cases = {{{N, 1, H, W}, 0, "tensors: dy.strides[3] (W) = 42"}};
+        if (d.target != CONVBWD_TARGET_OPENCL) cases.push_back({{0, 0, 0, 0}, 1, "tensors: dy.data"});
+        for (const Case &cs : cases) {
+            convbwd_tensor tdy{mem.data() + cs.offset, d.dtype, CONVBWD_NHWC, {}}, tw{mem.data(), d.dtype, CONVBWD_NHWC, {}},
+                tdx{mem.data(), d.dtype, CONVBWD_NHWC, {}};
+            std::copy(cs.strides, cs.strides + 4, tdy.strides);
+            CHECK(convbwd_bwd_data(&cp, &tdy, &tw, &tdx, 1.0f, 0.0f, &e) == CONVBWD_NO_KERNEL);
+            const std::string err = convbwd_last_error();
+            CHECK_MESSAGE(err.find(cs.refusal) != std::string::npos, err);
+        }
+        checked++;
+    }
+    MESSAGE(checked, " fragment kernels with vec=4 checked");
 }
 
 // GPU kernels put rows x images on a grid dim of at most 65535 blocks: the dispatcher refuses

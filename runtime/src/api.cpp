@@ -192,10 +192,11 @@ void describe_activations(const TensorArg *args, Layout l, Query *q) {
         const int64_t eb = dtype_bytes((DType)a.t->dtype);
         const uintptr_t addr = (uintptr_t)a.t->data;
         if (q->device != Device::OpenCL)
-            q->alignments.push_back({addr % eb ? 1 : pow2_of((int64_t)(addr / eb)), false, std::string(a.name) + ".data"});
-        for (int d : {0, 1, 2})
-            q->alignments.push_back({pow2_of(s[d]), d == 2, std::string(a.name) + ".strides[" + std::to_string(d) +
-                                                                "] (" + kDim[d] + ") = " + std::to_string(s[d])});
+            q->alignments.push_back({addr % eb ? 1 : pow2_of((int64_t)(addr / eb)), -1, a.name, std::string(a.name) + ".data"});
+        for (int d : {0, 1, 2, 3})
+            q->alignments.push_back({pow2_of(s[d]), d, a.name,
+                                     std::string(a.name) + ".strides[" + std::to_string(d) + "] (" + kDim[d] +
+                                         ") = " + std::to_string(s[d])});
         if (s[2] != a.extents[3] * s[3]) dense = false;
     }
     q->planes_dense = dense;
@@ -307,7 +308,9 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
         for (HalideView *v : {&a, dir == Direction::BwdData ? &out : &b}) {
             v->dim[0].extent *= v->dim[1].extent;
             v->dim[1].extent = 1;
-            v->dim[1].stride = v->dim[0].extent;  // a one-row dim's stride is never used
+            // A one-row dim's stride is never used: the row's span, a multiple of the column
+            // stride as a vec kernel's constraints want (dy's strides, multiples of its vector).
+            v->dim[1].stride = v->dim[0].extent * v->dim[0].stride;
         }
     HalideView prev = out;  // out is read (as prev) only when beta != 0
     prev.buf.dim = prev.dim;

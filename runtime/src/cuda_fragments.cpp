@@ -76,16 +76,23 @@ std::string rewrite_call(const std::string &block, const std::string &type, int 
     o += "\t.reg .b32 " + p + "x<" + n_ab + ">;\n\t.reg .b32 " + p + "p<" + std::to_string(kAB / 2) + ">;\n\t.reg .f32 " +
          p + "d<" + n_c + ">;\n\t.reg .f32 " + p + "c<" + n_c + ">;\n";
     for (int k = kAB; k < kOperands; k++) o += "\tmov.f32 " + p + "c" + std::to_string(k - kAB) + ", " + val[k] + ";\n";
-    for (int k = 0; k < kAB; k++) {
-        // 16-bit values in the low half; a 32-bit parameter's high half is not relied on.
-        if (width[k].size() > 1 && width[k].substr(1) == "16")
-            o += "\tcvt.u32.u16 " + p + "x" + std::to_string(k) + ", " + val[k] + ";\n";
-        else
-            o += "\tmov.b32 " + p + "x" + std::to_string(k) + ", " + val[k] + ";\n";
+    // Pairs: the lower index in the lower half (PTX ISA, mma.m16n8k16 fragments). Two 16-bit
+    // registers pack with one vector mov, which ptxas folds where they were unpacked from one
+    // 32-bit load (a channel group's pair: no instruction at all); anything else goes through the
+    // 32-bit low halves (a 32-bit parameter's high half is not relied on).
+    auto is16 = [&](int k) { return width[k].size() > 1 && width[k].substr(1) == "16"; };
+    for (int q = 0; q < kAB / 2; q++) {
+        const int lo = 2 * q, hi = 2 * q + 1;
+        const std::string pq = p + "p" + std::to_string(q);
+        if (is16(lo) && is16(hi) && val[lo][0] == '%' && val[hi][0] == '%') {
+            o += "\tmov.b32 " + pq + ", {" + val[lo] + ", " + val[hi] + "};\n";
+            continue;
+        }
+        for (int k : {lo, hi})
+            o += (is16(k) && val[k][0] == '%' ? "\tcvt.u32.u16 " : "\tmov.b32 ") + p + "x" + std::to_string(k) + ", " +
+                 val[k] + ";\n";
+        o += "\tprmt.b32 " + pq + ", " + p + "x" + std::to_string(lo) + ", " + p + "x" + std::to_string(hi) + ", 0x5410;\n";
     }
-    for (int q = 0; q < kAB / 2; q++)  // pairs: the lower index in the lower half (PTX ISA, mma.m16n8k16 fragments)
-        o += "\tprmt.b32 " + p + "p" + std::to_string(q) + ", " + p + "x" + std::to_string(2 * q) + ", " + p + "x" +
-             std::to_string(2 * q + 1) + ", 0x5410;\n";
     o += "\tmma.sync.aligned.m16n8k16.row.col.f32." + type + "." + type + ".f32 {" + p + "d0, " + p + "d1, " + p +
          "d2, " + p + "d3}, {" + p + "p0, " + p + "p1, " + p + "p2, " + p + "p3}, {" + p + "p4, " + p +
          "p5}, {" + p + "c0, " + p + "c1, " + p + "c2, " + p + "c3};\n";

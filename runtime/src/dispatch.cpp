@@ -93,9 +93,17 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
                    (flat ? ", one row of h * w = " + std::to_string(cols) : std::string(" per row")) + need;
         // Packed tensors (no entries) are aligned once the row is: their strides are multiples of W.
         for (const Query::Alignment &al : q.alignments)
-            if (al.align % cv != 0 && !(flat && al.row))
+            if (al.dim != 3 && al.align % cv != 0 && !(flat && al.dim == 2))
                 return "tensors: " + al.field + ": base addresses and strides must be multiples of " +
                        std::to_string(cv) + " elements" + need;
+    }
+    if (const int dv = dy_channel_vector(k); dv > 1) {
+        const std::string need = " (the kernel loads dy's channels as vectors of " + std::to_string(dv) + ")";
+        if (p.K % dv != 0) return "channels: k = " + std::to_string(p.K) + " is not a multiple of " + std::to_string(dv) + need;
+        for (const Query::Alignment &al : q.alignments)
+            if (al.tensor == "dy" && al.dim != 1 && al.align % dv != 0)
+                return "tensors: " + al.field + ": dy's base address and its N, H and W strides must be multiples of " +
+                       std::to_string(dv) + " elements" + need;
     }
     return {};
 }

@@ -86,6 +86,10 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q);
 // A GPU backward-data kernel's column vector (NCHW read in place, xvec): its rows (flat: planes)
 // and the tensors' strides and bases must be multiples of it; 1 for every other kernel.
 int column_vector(const KernelInfo &k);
+// A matrix-fragment backward-data kernel's dy vector (vec, its params): dy's channels (k) load in
+// place as vectors of it, so k, dy's base and its N, H and W strides must be multiples of it; 1 for
+// every other kernel.
+int dy_channel_vector(const KernelInfo &k);
 
 // The registry: the built-in kernels in kernel-list order (= dispatch priority), then those of
 // loaded modules. A snapshot: loading a module publishes a new list, entries never move.
@@ -126,11 +130,13 @@ struct Query {
     // convbwd_workspace_size) means packed ones from an allocator's aligned base (no entries).
     bool planes_dense = true;  // every H stride is W times the W stride (an (H, W) plane can
                                // be read as one row)
-    // Each base address and N, C and H stride with its alignment in elements (the largest power
-    // of two <= 16 dividing it), as {4, false, "dx.strides[1] (C) = 60"}; H strides have `row`.
+    // Each base address and N, C, H and W stride with its alignment in elements (the largest power
+    // of two <= 16 dividing it), as {4, 1, "dx", "dx.strides[1] (C) = 60"}; dim -1 is the base
+    // address, 0-3 the strides of N, C, H (a row), W.
     struct Alignment {
         int align;
-        bool row;
+        int dim;
+        std::string tensor;
         std::string field;
     };
     std::vector<Alignment> alignments;

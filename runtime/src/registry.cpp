@@ -256,6 +256,12 @@ int channel_vector(const KernelInfo &k) {
                                        : to_params<BwdWeightGpuParams>(kv).channel_vector();
 }
 
+int dy_channel_vector(const KernelInfo &k) {
+    const KnobValues &kv = kernel_knobs(k);
+    if (k.dir != Direction::BwdData || !calls_fragments(*kv.family)) return 1;
+    return to_params<BwdDataMmaGpuParams>(kv).vec;
+}
+
 GroupChannels group_channels(const KernelInfo &k) {
     const KnobValues &kv = kernel_knobs(k);
     return kv.family->group_channels ? kv.family->group_channels(kv) : GroupChannels{};

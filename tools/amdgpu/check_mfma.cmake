@@ -4,7 +4,9 @@
 # for: in every kernel entry, exactly one MFMA per fragment of the wave's tile per k-block (the
 # 16 per-element fragment calls merged into one instruction; gfx908's bf16 is two 32x32x4 ones);
 # backward-weight's second kernel (its entries _kernel_out_*, the sum over the workspace's
-# splits) none; stride-2 backward-data one per phase where the phase loop is unrolled.
+# splits) none, nor vec=4 backward-data's copy of w (_kernel_wt_*); stride-2 backward-data one per
+# phase where the phase loop is unrolled, 3x3 (class k3) one per tap where a filter row's loop of 3
+# taps is (each copy has its own k-block loop).
 # Prints each entry's count. (Scratch, VGPRs and occupancy of every code object: ctest amdgpu.)
 foreach (v IN ITEMS OBJDUMP KERNEL HSACOS FRAGMENTS)
     if (NOT DEFINED ${v})
@@ -37,7 +39,7 @@ foreach (hsaco IN LISTS HSACOS)
         endif ()
         math(EXPR entries "${entries} + 1")
         set(want_here ${want})
-        if (KERNEL MATCHES "^bwdw_" AND entry MATCHES "^_kernel_out_")
+        if ((KERNEL MATCHES "^bwdw_" AND entry MATCHES "^_kernel_out_") OR entry MATCHES "^_kernel_wt_")
             set(want_here 0)
         endif ()
         string(REGEX MATCHALL "v_mfma_[a-z0-9_]+" mfmas "${part}")
@@ -47,7 +49,9 @@ foreach (hsaco IN LISTS HSACOS)
         # Stride 2 (class s2): a block computes two column phases in a loop of two, which the
         # compiler may unroll (one MFMA per fragment per k-block in each phase's copy).
         math(EXPR twice "${want_here} * 2")
-        if (NOT n EQUAL want_here AND NOT (KERNEL MATCHES "_s2_" AND n EQUAL twice))
+        math(EXPR thrice "${want_here} * 3")
+        if (NOT n EQUAL want_here AND NOT (KERNEL MATCHES "_s2_" AND n EQUAL twice)
+            AND NOT (KERNEL MATCHES "_k3_" AND n EQUAL thrice))
             list(APPEND failed "${arch} ${entry}: ${n} MFMA instructions, want ${want_here}")
         endif ()
     endforeach ()
