@@ -29,9 +29,17 @@ for suite in ${SUITES:-resnet50}; do
     for cls in ${CLASSES:-s1:pointwise s1:spatial s2:pointwise s2:spatial}; do
       st=${cls%%:*} c=${cls##*:}
       d=$root/mma-$dt-$suite-$st-$c
+      # Its own process group, killed whole at the step's limit (a plain timeout kills the script
+      # only, and the driver it was running went on beside the next step's).
       OUT=$d SKIP_TESTS=1 STRIDE=$st CLASS=$c SUITES=$suite DTYPE=$dt MMA_KERNELS="${MMA_KERNELS:-_cuda_}" \
-          VERIFY=${VERIFY:-0} timeout "${STEP_TIMEOUT:-150}" bash scripts/gpu_mma.sh > "$d.log" 2>&1
-      echo "$suite $dt $st $c: rc=$?" >> "$root/rows.txt"
+          VERIFY=${VERIFY:-0} setsid bash scripts/gpu_mma.sh > "$d.log" 2>&1 &
+      pid=$!
+      (sleep "${STEP_TIMEOUT:-150}"; kill -- -$pid 2>/dev/null) &
+      watchdog=$!
+      wait $pid
+      rc=$?
+      kill $watchdog 2>/dev/null
+      echo "$suite $dt $st $c: rc=$rc" >> "$root/rows.txt"
       [ -f "$d/mma.tgz" ] && (cd "$d" && tar xzf mma.tgz && rm mma.tgz)
       [ -f "$d/summary.md" ] && { echo "## $suite $dt $st $c"; tail -n +3 "$d/summary.md"; } >> "$root/summaries.md"
       runs+=("$d")

@@ -7,7 +7,8 @@ best layout over the group's layers among those that took all of them (what a tu
 problem class would pick); a layer no fragment kernel took keeps the library's cuda default from
 the same run. A layer in several runs counts once (the first run given).
 Prints per run and per direction the geomean against cuDNN NHWC and its best layout.
-Usage: mma_network.py SUITE DIR...  (DIR: an unpacked gpu_mma.sh archive)"""
+Usage: mma_network.py [--kernels REGEX] SUITE DIR...  (DIR: an unpacked gpu_mma.sh archive; REGEX:
+only the fragment kernels whose names it matches, say the library's defaults)"""
 import glob
 import math
 import os
@@ -18,7 +19,11 @@ from collections import defaultdict
 from mma_summary import best_peers, key, rows
 
 gm = lambda v: math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
-suite, dirs = sys.argv[1], sys.argv[2:]
+args = sys.argv[1:]
+only = re.compile(".")
+if args[:1] == ["--kernels"]:
+    only, args = re.compile(args[1]), args[2:]
+suite, dirs = args[0], args[1:]
 seen = set()
 total = defaultdict(lambda: ([], []))  # direction -> (vs NHWC, vs best)
 print("| run | direction | layers | kernel | vs cuDNN NHWC | vs cuDNN best layout |")
@@ -34,7 +39,7 @@ for d in dirs:
     kernels = {}
     for p in glob.glob(os.path.join(d, f"{suite}_bwd[dw]_*.json")):
         ok = [r for r in rows(p) if r.get("time_ms") and r.get("peer_time_ms")]
-        if ok:
+        if ok and only.search(ok[0]["kernel"]):
             kernels[ok[0]["kernel"]] = {key(r): r for r in ok}
     if not kernels:
         continue
