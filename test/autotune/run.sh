@@ -4,7 +4,7 @@
 # runs; a run killed mid-way and resumed runs nothing twice and loses nothing; a deliberately
 # wrong candidate (test hook) is recorded wrong and never promoted; 2 shards merged equal 1 run;
 # a machine without the generator records nothing for candidates it cannot build; the Adams2019
-# baseline of a backward-data class builds and verifies.
+# baselines of a backward-data and a backward-weight class build and verify.
 # usage: run.sh <build dir> <source dir>
 set -euo pipefail
 B=$1 S=$2
@@ -59,4 +59,8 @@ echo "   build, verify and run on both problems (the generator sets the estimate
 "$TUNE" --shapes "$SHAPES" --direction bwd_data --target host --budget 1 --refine 0 --iters 1 --jobs 2 --seed 3 \
     --baseline adams2019 --results "$T/base" > "$T/base.out" 2>&1 || { cat "$T/base.out"; exit 1; }
 $CHECK baseline "$T/base" 2 || { cat "$T/base.out"; exit 1; }
+echo "== 7. the same for a backward-weight class (its workspace's split count is the problem's, 1 here)"
+"$TUNE" --shapes "$SHAPES" --direction bwd_weight --target host --budget 1 --refine 0 --iters 1 --jobs 2 --seed 3 \
+    --baseline adams2019 --results "$T/basew" > "$T/basew.out" 2>&1 || { cat "$T/basew.out"; exit 1; }
+$CHECK baseline "$T/basew" 2 || { cat "$T/basew.out"; exit 1; }
 echo "autotune: all checks passed"
