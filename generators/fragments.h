@@ -52,9 +52,8 @@ inline Expr b_k(const Shape &s, Expr l, int j) { return s.kind == 0 ? 4 * (l / 3
 inline Expr group_of(const Shape &s, Expr l) { return s.kind == 0 ? l / 32 : l % 4; }
 inline int a_group_elem(const Shape &s, int j) { return s.kind == 0 ? j : 2 * (j / 4) + j % 2; }
 inline int b_group_elem(const Shape &, int j) { return j; }
-// A's row halves: a_j is row a_row_of(l) + 8 a_half(j) (kind 1; kind 0 has one row per lane).
+// A's row halves: a_j is row a_row(s, l, 0) + 8 a_half(s, j) (kind 1; kind 0 has one row per lane).
 inline int a_half(const Shape &s, int j) { return s.kind == 0 ? 0 : (j / 2) % 2; }
-inline int a_halves(const Shape &s) { return s.kind == 0 ? 1 : 2; }
 // The lane and element that hold D[row][col].
 inline Expr lane_of(const Shape &s, Expr row, Expr col) {
     return s.kind == 0 ? col + 32 * ((row / 4) % 2) : 4 * (row % 8) + col / 2;

@@ -494,7 +494,7 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p)
         g.b_lane.compute_at(g.acc, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
             .unroll(g.ct);
         const std::vector<Var> wv = g.wt.args();
-        Var ko("ko"), ki("ki"), cb("cb"), rs("rs");
+        Var ko("ko"), ki("ki"), rs("rs");
         g.wt.compute_root()
             .align_storage(wv[0], g.vec)
             .align_bounds(wv[0], g.vec)
