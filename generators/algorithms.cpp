@@ -276,17 +276,23 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
     // for every lane of a block (a uniform guard; none at stride 1).
     g.kb = RDom(0, (a.K + fs.K - 1) / fs.K, 0, S, 0, R, "kb");
     Expr tap_s = g.kb.y, tap_r = g.kb.z;
-    Expr ex = ph + pl - tap_s * dw, ey = y + pt - tap_r * dh;
+    // The column (of phase ph) and row offsets of tap (s, r), before the division by the stride.
+    auto col_off = [&](Expr phase, Expr s) { return phase + pl - s * dw; };
+    auto row_off = [&](Expr row, Expr r) { return row + pt - r * dh; };
+    Expr ex = col_off(ph, tap_s), ey = row_off(y, tap_r);
     if (sx > 1) g.kb.where(ex % sx == 0 && ey % sx == 0);
     Expr p = ey / sx;  // dy's row: the same for every lane
-    // The operands, zero past the tensors (clamped reads): dy at column q, row pp, channel kk (a
-    // 1x1 filter's column and row are never negative or past P); w at tap (s, r).
+    // dy at column q, row pp, channel `at` where q, pp are inside it and k_in holds, else zero
+    // (clamped reads; a 1x1 filter's column and row are never negative or past P).
+    auto dy_or_zero = [&](Expr q, Expr pp, Expr k_in, Expr at, Expr img) {
+        Expr in = k1.filter == 1 ? q < a.Q : q >= 0 && q < a.Q && pp >= 0 && pp < a.P;
+        return select(in && k_in, dy(clamp(q, 0, a.Q - 1), clamp(pp, 0, a.P - 1), at, img), cast(st, 0));
+    };
+    // The operands, zero past the tensors: dy at column q, row pp, channel kk; w at tap (s, r).
     {
         Var kk("kk"), q("q"), pp("pp"), cc("cc"), s("s"), r("r");
-        Expr in = k1.filter == 1 ? q < a.Q : q >= 0 && q < a.Q && pp >= 0 && pp < a.P;
         g.a_op = Func("a_op");
-        g.a_op(kk, q, pp, n) = select(in && kk < a.K, dy(clamp(q, 0, a.Q - 1), clamp(pp, 0, a.P - 1), min(kk, a.K - 1), n),
-                                      cast(st, 0));
+        g.a_op(kk, q, pp, n) = dy_or_zero(q, pp, kk < a.K, min(kk, a.K - 1), n);
         g.b_op = Func("b_op");
         g.b_op(cc, kk, s, r) = select(cc < a.C && kk < a.K, w(s, r, min(cc, a.C - 1), min(kk, a.K - 1)), cast(st, 0));
     }
@@ -302,14 +308,12 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
         // its first channel is clamped, not each element, and its loads stay dense).
         Var &e = g.e, &h = g.h, &kx = g.kx, &ts = g.ts, &tr = g.tr, k("k"), c("c");
         Expr k0 = fs.K * kx + vec * frag::group_of(fs, l);
-        Expr ex_l = ph + pl - ts * dw, ey_l = y + pt - tr * dh;
-        Expr q = fs.M * mt + frag::a_row(fs, l, 0) + 8 * h + ex_l / sx, pp = ey_l / sx;
-        Expr in = (k1.filter == 1 ? q < a.Q : q >= 0 && q < a.Q && pp >= 0 && pp < a.P) && k0 < a.K;
+        Expr q = fs.M * mt + frag::a_row(fs, l, 0) + 8 * h + col_off(ph, ts) / sx;
         g.a_lane = Func("a_lane");
         g.a_lane(e, h, mt, kx, ts, tr, l, ph, y, n) =
-            select(in, dy(clamp(q, 0, a.Q - 1), clamp(pp, 0, a.P - 1), max(min(k0, a.K - vec), 0) + e, n), cast(st, 0));
+            dy_or_zero(q, row_off(y, tr) / sx, k0 < a.K, max(min(k0, a.K - vec), 0) + e, n);
         g.wt = Func("wt");
-        g.wt(k, c, ts, tr) = select(c < a.C && k < a.K, w(ts, tr, min(c, a.C - 1), min(k, a.K - 1)), cast(st, 0));
+        g.wt(k, c, ts, tr) = g.b_op(c, k, ts, tr);
         g.b_lane = Func("b_lane");
         g.b_lane(e, ct, kx, ts, tr, l) = g.wt(k0 + e, fs.N * ct + frag::b_col(fs, l, 0), ts, tr);
         for (int j = 0; j < fs.a_per_lane; j++)

@@ -19,6 +19,13 @@ conformance() {
   timeout "${2:-240}" "$bin/convbwd_tests" --test-suite=kernels "--test-case=$1" > "$out/test_cuda.log" 2>&1
   echo "rc=$?"; tail -3 "$out/test_cuda.log"
 }
+# memcheck CASES [TIMEOUT]: the same cases under compute-sanitizer memcheck, log in
+# $out/test_memcheck.log; prints one line: status, doctest summary, error summary.
+memcheck() {
+  timeout "${2:-300}" compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/convbwd_tests" \
+      --test-suite=kernels "--test-case=$1" > "$out/test_memcheck.log" 2>&1
+  echo "rc=$? $(grep -E '^\[doctest\] (test cases|assertions)|ERROR SUMMARY' "$out/test_memcheck.log" | tr '\n' ' ')"
+}
 mkdir -p "$out"
 cudnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), "lib"))' 2>/dev/null)
 export LD_LIBRARY_PATH="${cudnn:+$cudnn:}${LD_LIBRARY_PATH:-}"

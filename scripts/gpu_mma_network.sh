@@ -15,13 +15,10 @@ root=${OUT:-/tmp/convbwd-gpu}
 mkdir -p "$root"
 source scripts/gpu_env.sh
 if [ -n "${TEST_CASES:-}" ]; then
-  OUT=$root conformance "$TEST_CASES" "${TEST_TIMEOUT:-240}" | tee "$root/conformance.txt"
+  conformance "$TEST_CASES" "${TEST_TIMEOUT:-240}" | tee "$root/conformance.txt"
 fi
 if [ -n "${SANITIZE_CASES:-}" ]; then
-  timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/convbwd_tests" \
-      --test-suite=kernels "--test-case=$SANITIZE_CASES" > "$root/test_memcheck.log" 2>&1
-  echo "memcheck $SANITIZE_CASES: rc=$? $(grep -E '^\[doctest\] (test cases|assertions)|ERROR SUMMARY' "$root/test_memcheck.log" | tr '\n' ' ')" |
-    tee -a "$root/conformance.txt"
+  echo "memcheck $SANITIZE_CASES: $(memcheck "$SANITIZE_CASES" "${SANITIZE_TIMEOUT:-300}")" | tee -a "$root/conformance.txt"
 fi
 for suite in ${SUITES:-resnet50}; do
   for dt in ${DTYPES:-bf16}; do
