@@ -422,9 +422,10 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
 }
 
 BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a, DType t,
-                                        StrideClass sc, FilterClass fc, Expr max_splits, int frag_kind) {
+                                        StrideClass sc, FilterClass fc, Expr max_splits, int frag_kind, int vec) {
     BwdWeightMmaGraph g;
     g.beta = a.beta;
+    g.vec = vec;
     const frag::Shape fs = frag::shape(frag_kind);
     ClassConsts k1 = class_consts(sc, fc);
     Expr dh = or_const(k1.dilation, a.dilation_h), dwl = or_const(k1.dilation, a.dilation_w);
@@ -445,16 +446,62 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
     Expr yy = p * sh - pt + r * dh;  // x's row: the same for every lane
     Expr row_in = k1.filter == 1 ? live : live && yy >= 0 && yy < a.H;
     std::vector<Expr> av, bv;
-    for (int j = 0; j < fs.a_per_lane; j++) {  // A[k][pixel] = dy
-        Expr kk = fs.M * mt + frag::a_row(fs, l, j), q = q0 + frag::a_k(fs, l, j);
-        Expr in = live && kk < a.K && q < a.Q;
-        av.push_back(select(in, dy(min(q, a.Q - 1), p, min(kk, a.K - 1), n), cast(st, 0)));
-    }
-    for (int j = 0; j < fs.b_per_lane; j++) {  // B[pixel][c] = x at the tap
-        Expr c = fs.N * ct + frag::b_col(fs, l, j), q = q0 + frag::b_k(fs, l, j);
-        Expr xx = q * sw - pl + s * dwl;
-        Expr in = row_in && c < a.C && q < a.Q && (k1.filter == 1 ? xx < a.W : xx >= 0 && xx < a.W);
-        bv.push_back(select(in, x(clamp(xx, 0, a.W - 1), clamp(yy, 0, a.H - 1), min(c, a.C - 1), n), cast(st, 0)));
+    if (vec == 1) {
+        for (int j = 0; j < fs.a_per_lane; j++) {  // A[k][pixel] = dy
+            Expr kk = fs.M * mt + frag::a_row(fs, l, j), q = q0 + frag::a_k(fs, l, j);
+            Expr in = live && kk < a.K && q < a.Q;
+            av.push_back(select(in, dy(min(q, a.Q - 1), p, min(kk, a.K - 1), n), cast(st, 0)));
+        }
+        for (int j = 0; j < fs.b_per_lane; j++) {  // B[pixel][c] = x at the tap
+            Expr c = fs.N * ct + frag::b_col(fs, l, j), q = q0 + frag::b_k(fs, l, j);
+            Expr xx = q * sw - pl + s * dwl;
+            Expr in = row_in && c < a.C && q < a.Q && (k1.filter == 1 ? xx < a.W : xx >= 0 && xx < a.W);
+            bv.push_back(
+                select(in, x(clamp(xx, 0, a.W - 1), clamp(yy, 0, a.H - 1), min(c, a.C - 1), n), cast(st, 0)));
+        }
+    } else {
+        // Pixel groups of vec = 4 consecutive columns from the copies (columns innermost, zero past
+        // Q and, for x, outside the image, so no lane tests a bound): a k-block's q0 and a group's
+        // offset are multiples of 4, and so every load is one aligned vector. Rows k >= K and
+        // columns c >= C read the last one (their results are never stored); k-blocks past the
+        // split's end read a valid row and are zeroed in A (uniform).
+        Var qq("qq"), kk("kk"), cc("cc"), pp("pp"), yv("yv"), nn("nn"), ss("ss");
+        Var &e = g.e, &h = g.h, &kx = g.kx;
+        g.dyt = Func("dyt");
+        g.dyt(qq, kk, pp, nn) = select(qq < a.Q, dy(min(qq, a.Q - 1), pp, kk, nn), cast(st, 0));
+        g.xs = Func("xs");
+        if (k1.filter == 1) {
+            // No padding: output column q reads x column q * stride <= W - 1, row p row p * stride.
+            g.xs(qq, cc, pp, nn) = select(qq < a.Q, x(min(qq, a.Q - 1) * sw, pp * sh, cc, nn), cast(st, 0));
+        } else {
+            Expr xx = qq * sw - pl + ss * dwl;
+            g.xs(qq, cc, ss, yv, nn) =
+                select(qq < a.Q && xx >= 0 && xx < a.W && yv >= 0 && yv < a.H,
+                       x(clamp(xx, 0, a.W - 1), clamp(yv, 0, a.H - 1), cc, nn), cast(st, 0));
+        }
+        // Where k-block kx of split sp starts (column block, row, image; its row clamped as above): one
+        // set of divisions per k-block, which both operands' loads share.
+        Expr kidx = sp * per_split + kx, krow = min(kidx / qblocks, rows_total - 1);
+        g.kinfo = Func("kinfo");
+        g.kinfo(kx, sp) = {kidx % qblocks, krow % a.P, krow / a.P};
+        // (Its values' ranges, which bounds inference does not see through a Func, promised.)
+        Expr klive = kidx < total;
+        // (The column block times fs.K here, where the loads' alignment analysis sees it.)
+        Expr kq = unsafe_promise_clamped(g.kinfo(kx, sp)[0], 0, qblocks - 1) * fs.K + vec * frag::group_of(fs, l);
+        Expr kp = unsafe_promise_clamped(g.kinfo(kx, sp)[1], 0, a.P - 1);
+        Expr kn = unsafe_promise_clamped(g.kinfo(kx, sp)[2], 0, a.N - 1);
+        g.a_lane = Func("a_lane");
+        g.a_lane(e, h, mt, kx, l, sp) =
+            select(klive, g.dyt(kq + e, min(fs.M * mt + frag::a_row(fs, l, 0) + 8 * h, a.K - 1), kp, kn), cast(st, 0));
+        g.b_lane = Func("b_lane");
+        Expr c_lane = min(fs.N * ct + frag::b_col(fs, l, 0), a.C - 1);
+        g.b_lane(e, ct, kx, l, s, r, sp) = k1.filter == 1
+                                               ? g.xs(kq + e, c_lane, kp, kn)
+                                               : g.xs(kq + e, c_lane, s, kp * sh - pt + r * dh, kn);
+        for (int j = 0; j < fs.a_per_lane; j++)
+            av.push_back(g.a_lane(frag::a_group_elem(fs, j), frag::a_half(fs, j), mt, g.kb.x, l, sp));
+        for (int j = 0; j < fs.b_per_lane; j++)
+            bv.push_back(g.b_lane(frag::b_group_elem(fs, j), ct, g.kb.x, l, s, r, sp));
     }
     g.partial = Func("partial");
     g.partial(i, l, mt, ct, s, r, sp) = 0.0f;

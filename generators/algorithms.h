@@ -154,6 +154,19 @@ struct BwdWeightMmaGraph {
     Halide::Func ws;   // ws(s, r, cg, k, sp) from res: the f32 partial sums (workspace, stage 1 of 2)
     Halide::Func dw;   // dw(s, r, cg, k) = sum of ws over sp in a fixed order
     Halide::Func out;  // alpha * dw + beta * prev, encoded
+    // vec=4 (pixel groups, generators/fragments.h's channel-group mapping applied to the pixels, the
+    // reduction here): a lane's operand elements of one row (A) / column (B) are 4 consecutive
+    // columns of one row (n, p), loaded as one 8-byte vector from copies with the columns innermost:
+    // dyt(q, k, p, n) = dy, and xs = x at tap column s (xs(q, c, s, y, n); a 1x1 filter's xs(q, c,
+    // p, n) takes output row p's x row), both zero past Q, rows padded to whole k-blocks. a_lane(e,
+    // h, mt, kx, l, sp) is element e of lane l's group of k-block kx in row half h of fragment row
+    // mt (zero past the split's last k-block), b_lane(e, ct, kx, l, s, r, sp) the same of x. A
+    // schedule computes a_lane and b_lane per k-block in registers (vectors along e), the copies at
+    // the root.
+    // kinfo(kx, sp) = {column block, row, image} of k-block kx of split sp (computed per k-block).
+    Halide::Func a_lane, b_lane, dyt, xs, kinfo;
+    Halide::Var e{"e"}, h{"h"}, kx{"kx"};
+    int vec = 1;
     Halide::Var i{"i"}, l{"l"}, mt{"mt"}, ct{"ct"}, s{"s"}, r{"r"}, cg{"cg"}, k{"k"}, sp{"sp"};
     Halide::RDom kb, rsp;
     Halide::Expr splits;
@@ -161,6 +174,6 @@ struct BwdWeightMmaGraph {
 };
 BwdWeightMmaGraph define_bwd_weight_mma(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws,
                                         Halide::Func out, const ConvArgs &a, DType t, StrideClass sc, FilterClass fc,
-                                        Halide::Expr max_splits, int frag_kind);
+                                        Halide::Expr max_splits, int frag_kind, int vec = 1);
 
 }  // namespace convbwd

@@ -95,7 +95,7 @@ public:
         add_requirement(args.groups == 1, "matrix-fragment kernels take groups == 1");
         const BwdWeightMmaGpuParams p = knobs.params();
         BwdWeightMmaGraph g = define_bwd_weight_mma(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
-                                                    filter_class, max(*splits, 1), p.frag);
+                                                    filter_class, max(*splits, 1), p.frag, p.vec);
         constrain_weight_buffers();
         require_valid(p, "conv_bwd_weight_mma_gpu");
         schedule_bwd_weight_mma_gpu(g, p);

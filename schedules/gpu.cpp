@@ -468,6 +468,29 @@ void schedule_fragment_block(Func res, Func acc, const frag::Shape &fs, int tm, 
     upd.insert(upd.end(), lane_and_out.begin(), lane_and_out.end());
     acc.update().reorder(upd).unroll(mt).unroll(ct);
 }
+
+// A copy f(q, c, rest...) with the columns q innermost (rows aligned to the vector `vec`) from a
+// tensor with the channels c innermost: a thread per channel (coalesced reads along c), each
+// writing `vec` columns as one vector; one flat grid of blocks (no 65535 limit on a dim). (16
+// columns a thread, or the grid's dims unfused, measured 5-15% slower on the H100.)
+void schedule_column_copy(Func f, int vec) {
+    const std::vector<Var> v = f.args();
+    Var qo("qo"), qi("qi"), co("co"), ci("ci"), blk("blk");
+    f.compute_root()
+        .align_storage(v[0], vec)
+        .align_bounds(v[0], vec)
+        .split(v[0], qo, qi, vec)
+        .split(v[1], co, ci, 64, TailStrategy::GuardWithIf);
+    std::vector<VarOrRVar> order = {qi, ci, qo, co};
+    order.insert(order.end(), v.begin() + 2, v.end());
+    f.reorder(order).vectorize(qi).fuse(qo, co, blk);
+    for (size_t d = 2; d < v.size(); d++) {
+        Var wider("blk" + std::to_string(d));
+        f.fuse(blk, v[d], wider);
+        blk = wider;
+    }
+    f.gpu_blocks(blk).gpu_threads(ci);
+}
 }  // namespace
 
 // Matrix fragments (conv_bwd_data_mma_gpu): one block = one wave (64 lanes, AMD) or warp (32,
@@ -535,6 +558,17 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
         .gpu_blocks(tile, tap, g.sp)
         .gpu_threads(ti);
     schedule_fragment_block(g.res, g.partial, fs, tm, tn, LoopLevel(g.ws, tile), {}, {g.s, g.r, g.sp}, {g.kb.x});
+    if (g.vec > 1) {
+        // The lane's pixel groups of a k-block, loaded as vectors into registers before its calls;
+        // the copies (columns innermost) once per call.
+        g.a_lane.compute_at(g.partial, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+            .unroll(g.h).unroll(g.mt);
+        g.b_lane.compute_at(g.partial, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+            .unroll(g.ct);
+        g.kinfo.compute_at(g.partial, g.kb.x).store_in(MemoryType::Register);
+        schedule_column_copy(g.dyt, g.vec);
+        schedule_column_copy(g.xs, g.vec);
+    }
 
     Var cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi");
     g.out.compute_root();

@@ -189,6 +189,11 @@ CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
     CONVBWD_FRAG_KNOB(X)                                                                                     \
     X(tile_m, 1, Compile, "m!", "fragments per wave along the output channels k (32 or 16 each)", 1, 2, 4, 8) \
     X(tile_n, 1, Compile, "n!", "fragments per wave along the input channels c (32 or 8 each)", 1, 2, 4, 8)   \
+    X(vec, 1, Compile, "v",                                                                                  \
+      "4 = each lane's operand elements are groups of 4 consecutive pixels (fragment k mapped to pixels "   \
+      "so), loaded as 8-byte vectors from copies of dy and of x per tap column with the columns innermost " \
+      "made at the start of the call",                                                                       \
+      1, 4)                                                                                                  \
     X(flat, 1, Launch, "",                                                                                   \
       "1 = a pointwise stride-1 problem with dense planes presented as one row of H*W pixels (else a row "  \
       "is W pixels: a fragment's k-block of pixels stays within a row)",                                     \

@@ -5,6 +5,8 @@
 # over a network's runs (its geomean, the best kernel of each class serving it). First, with
 # TEST_CASES set, those doctest cases against the double reference on this GPU, and with
 # SANITIZE_CASES, those under compute-sanitizer memcheck.
+#   DIR=bwd_weight: backward-weight's layers instead (every stride in one run per class: give
+#   CLASSES="s1:pointwise s1:spatial").
 #   SUITES (resnet50), DTYPES (bf16), CLASSES (all four, as "s1:pointwise s2:spatial"),
 #   MMA_KERNELS (a regex over kernel names, default: the cuda ones), ITERS, VERIFY (0: the
 #   conformance run is the check), STEP_TIMEOUT (s per class run, 150).

@@ -4,7 +4,8 @@
 # for: in every kernel entry, exactly one MFMA per fragment of the wave's tile per k-block (the
 # 16 per-element fragment calls merged into one instruction; gfx908's bf16 is two 32x32x4 ones);
 # backward-weight's second kernel (its entries _kernel_out_*, the sum over the workspace's
-# splits) none, nor vec=4 backward-data's copy of w (_kernel_wt_*); stride-2 backward-data one per
+# splits) none, nor the vec=4 kernels' copies (backward-data's of w, _kernel_wt_*; backward-weight's
+# of dy and x, _kernel_dyt_* and _kernel_xs_*); stride-2 backward-data one per
 # phase where the phase loop is unrolled, 3x3 (class k3) one per tap where a filter row's loop of 3
 # taps is (each copy has its own k-block loop).
 # Prints each entry's count. (Scratch, VGPRs and occupancy of every code object: ctest amdgpu.)
@@ -39,7 +40,7 @@ foreach (hsaco IN LISTS HSACOS)
         endif ()
         math(EXPR entries "${entries} + 1")
         set(want_here ${want})
-        if ((KERNEL MATCHES "^bwdw_" AND entry MATCHES "^_kernel_out_") OR entry MATCHES "^_kernel_wt_")
+        if ((KERNEL MATCHES "^bwdw_" AND entry MATCHES "^_kernel_out_") OR entry MATCHES "^_kernel_(wt|dyt|xs)_")
             set(want_here 0)
         endif ()
         string(REGEX MATCHALL "v_mfma_[a-z0-9_]+" mfmas "${part}")
