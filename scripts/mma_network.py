@@ -5,7 +5,8 @@ layers fall into groups by the most specific filter class of a fragment kernel t
 (k1 or k3, else any): each group is served by the kernel with the best geomean against cuDNN's
 best layout over the group's layers among those that took all of them (what a tuning record per
 problem class would pick); a layer no fragment kernel took keeps the library's cuda default from
-the same run. A layer in several runs counts once (the first run given).
+the same run (a run of no fragment kernel, gpu_mma.sh's MMA_KERNELS='^$': the library's choices,
+tuning database included). A layer in several runs counts once (the first run given).
 Prints per run and per direction the geomean against cuDNN NHWC and its best layout.
 Usage: mma_network.py [--kernels REGEX] SUITE DIR...  (DIR: an unpacked gpu_mma.sh archive; REGEX:
 only the fragment kernels whose names it matches, say the library's defaults)"""
@@ -41,8 +42,6 @@ for d in dirs:
         ok = [r for r in rows(p) if r.get("time_ms") and r.get("peer_time_ms")]
         if ok and only.search(ok[0]["kernel"]):
             kernels[ok[0]["kernel"]] = {key(r): r for r in ok}
-    if not kernels:
-        continue
     fclass = lambda k: re.search(r"_(k1|k3|any)_", k).group(1)
     groups = defaultdict(list)  # the most specific filter class that took the layer -> layers
     for l in {l for rs in kernels.values() for l in rs}:
