@@ -475,9 +475,8 @@ void schedule_fragment_block(Func res, Func acc, const frag::Shape &fs, int tm, 
 // columns a thread, or the grid's dims unfused, measured 5-15% slower on the H100; a thread
 // looping over 16 vectors of a row 1.4-1.6x slower: these copies wait on memory, and the most
 // threads in flight serve them best. Staged through shared memory, 32 columns x 64 channels a
-// block, dy's copy took 28 us against 34, x's the same, and each call 0.17 ms more outside the
-// kernels: docs/PERFORMANCE.md, "pixel-group copies".) (16
-// columns a thread, or the grid's dims unfused, measured 5-15% slower on the H100.)
+// block: dy's copy 28 us against 34, x's the same, but the call 0.46 ms against 0.29 with 0.26 ms
+// of kernels; docs/PERFORMANCE.md, "pixel-group copies".)
 void schedule_column_copy(Func f, int vec) {
     const std::vector<Var> v = f.args();
     Var qo("qo"), qi("qi"), co("co"), ci("ci"), blk("blk");
