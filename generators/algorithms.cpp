@@ -440,10 +440,17 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
     Expr per_split = (total + max_splits - 1) / max_splits;  // as wgrad_rows_per_split(total, ...)
     g.splits = (total + per_split - 1) / per_split;           // as wgrad_splits(total, ...)
     g.kb = RDom(0, per_split, "kb");
-    Expr idx = sp * per_split + g.kb.x, live = idx < total;  // the same for every lane
-    Expr row = min(idx / qblocks, rows_total - 1), q0 = (idx % qblocks) * fs.K;
+    // K-block kx of split sp: its index over all k-blocks, and its row (n, p) clamped (k-blocks
+    // past the last are never executed, vec=1, or zeroed, vec=4, but read a valid row).
+    auto kblock_index = [&](Expr kx) { return sp * per_split + kx; };
+    auto kblock_row = [&](Expr kidx) { return min(kidx / qblocks, rows_total - 1); };
+    // x's column and row that output column q and row p read at tap (s, r).
+    auto x_col = [&](Expr q, Expr ts) { return q * sw - pl + ts * dwl; };
+    auto x_row = [&](Expr pp, Expr tr) { return pp * sh - pt + tr * dh; };
+    Expr idx = kblock_index(g.kb.x), live = idx < total;  // the same for every lane
+    Expr row = kblock_row(idx), q0 = (idx % qblocks) * fs.K;
     Expr n = row / a.P, p = row % a.P;
-    Expr yy = p * sh - pt + r * dh;  // x's row: the same for every lane
+    Expr yy = x_row(p, r);  // x's row: the same for every lane
     Expr row_in = k1.filter == 1 ? live : live && yy >= 0 && yy < a.H;
     std::vector<Expr> av, bv;
     if (vec == 1) {
@@ -454,7 +461,7 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
         }
         for (int j = 0; j < fs.b_per_lane; j++) {  // B[pixel][c] = x at the tap
             Expr c = fs.N * ct + frag::b_col(fs, l, j), q = q0 + frag::b_k(fs, l, j);
-            Expr xx = q * sw - pl + s * dwl;
+            Expr xx = x_col(q, s);
             Expr in = row_in && c < a.C && q < a.Q && (k1.filter == 1 ? xx < a.W : xx >= 0 && xx < a.W);
             bv.push_back(
                 select(in, x(clamp(xx, 0, a.W - 1), clamp(yy, 0, a.H - 1), min(c, a.C - 1), n), cast(st, 0)));
@@ -472,16 +479,16 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
         g.xs = Func("xs");
         if (k1.filter == 1) {
             // No padding: output column q reads x column q * stride <= W - 1, row p row p * stride.
-            g.xs(qq, cc, pp, nn) = select(qq < a.Q, x(min(qq, a.Q - 1) * sw, pp * sh, cc, nn), cast(st, 0));
+            g.xs(qq, cc, pp, nn) = select(qq < a.Q, x(x_col(min(qq, a.Q - 1), 0), x_row(pp, 0), cc, nn), cast(st, 0));
         } else {
-            Expr xx = qq * sw - pl + ss * dwl;
+            Expr xx = x_col(qq, ss);
             g.xs(qq, cc, ss, yv, nn) =
                 select(qq < a.Q && xx >= 0 && xx < a.W && yv >= 0 && yv < a.H,
                        x(clamp(xx, 0, a.W - 1), clamp(yv, 0, a.H - 1), cc, nn), cast(st, 0));
         }
-        // Where k-block kx of split sp starts (column block, row, image; its row clamped as above): one
-        // set of divisions per k-block, which both operands' loads share.
-        Expr kidx = sp * per_split + kx, krow = min(kidx / qblocks, rows_total - 1);
+        // Where k-block kx of split sp starts (column block, row, image): one set of divisions per
+        // k-block, which both operands' loads share.
+        Expr kidx = kblock_index(kx), krow = kblock_row(kidx);
         g.kinfo = Func("kinfo");
         g.kinfo(kx, sp) = {kidx % qblocks, krow % a.P, krow / a.P};
         // (Its values' ranges, which bounds inference does not see through a Func, promised.)
@@ -497,7 +504,7 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
         Expr c_lane = min(fs.N * ct + frag::b_col(fs, l, 0), a.C - 1);
         g.b_lane(e, ct, kx, l, s, r, sp) = k1.filter == 1
                                                ? g.xs(kq + e, c_lane, kp, kn)
-                                               : g.xs(kq + e, c_lane, s, kp * sh - pt + r * dh, kn);
+                                               : g.xs(kq + e, c_lane, s, x_row(kp, r), kn);
         for (int j = 0; j < fs.a_per_lane; j++)
             av.push_back(g.a_lane(frag::a_group_elem(fs, j), frag::a_half(fs, j), mt, g.kb.x, l, sp));
         for (int j = 0; j < fs.b_per_lane; j++)
