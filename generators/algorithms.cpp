@@ -422,10 +422,12 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
 }
 
 BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a, DType t,
-                                        StrideClass sc, FilterClass fc, Expr max_splits, int frag_kind, int vec) {
+                                        StrideClass sc, FilterClass fc, Expr max_splits, int frag_kind, int vec,
+                                        int stage) {
     BwdWeightMmaGraph g;
     g.beta = a.beta;
     g.vec = vec;
+    g.stage = stage;
     const frag::Shape fs = frag::shape(frag_kind);
     ClassConsts k1 = class_consts(sc, fc);
     Expr dh = or_const(k1.dilation, a.dilation_h), dwl = or_const(k1.dilation, a.dilation_w);
@@ -439,7 +441,11 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
     Expr total = mma_weight_kblocks(rows_total, a.Q, fs.K);
     Expr per_split = (total + max_splits - 1) / max_splits;  // as wgrad_rows_per_split(total, ...)
     g.splits = (total + per_split - 1) / per_split;           // as wgrad_splits(total, ...)
-    g.kb = RDom(0, per_split, "kb");
+    // stage > 0: chunks of `stage` k-blocks (kc the chunk, kb the k-block in it; k-blocks past the
+    // split's end are zeroed in the staging).
+    g.kb = RDom(0, stage > 0 ? stage : per_split, "kb");
+    if (stage > 0) g.kc = RDom(0, (per_split + stage - 1) / stage, "kc");
+    Expr kbx = stage > 0 ? g.kcv * stage + g.kb.x : Expr(g.kb.x);
     // K-block kx of split sp: its index over all k-blocks, and its row (n, p) clamped (k-blocks
     // past the last are never executed, vec=1, or zeroed, vec=4, but read a valid row).
     auto kblock_index = [&](Expr kx) { return sp * per_split + kx; };
@@ -447,7 +453,7 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
     // x's column and row that output column q and row p read at tap (s, r).
     auto x_col = [&](Expr q, Expr ts) { return q * sw - pl + ts * dwl; };
     auto x_row = [&](Expr pp, Expr tr) { return pp * sh - pt + tr * dh; };
-    Expr idx = kblock_index(g.kb.x), live = idx < total;  // the same for every lane
+    Expr idx = kblock_index(kbx), live = idx < total;  // the same for every lane
     Expr row = kblock_row(idx), q0 = (idx % qblocks) * fs.K;
     Expr n = row / a.P, p = row % a.P;
     Expr yy = x_row(p, r);  // x's row: the same for every lane
@@ -466,6 +472,41 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
             bv.push_back(
                 select(in, x(clamp(xx, 0, a.W - 1), clamp(yy, 0, a.H - 1), min(c, a.C - 1), n), cast(st, 0)));
         }
+    } else if (stage > 0) {
+        // Chunks staged per block: as(j, v, g, kx, sp) / bs(j, v, g, kx, s, r, sp) = column j of
+        // k-block kx's row of dy / of x at tap (s, r), channel G g + v; zero past Q, past the split,
+        // outside the image and past the channels. Channels in groups of G (C and K multiples of G:
+        // a group lies inside the tensor or past it whole, so its first channel is clamped, not
+        // each, and its load stays one vector); a k-block's column block, row and image depend on
+        // kx alone.
+        Var jj("jj"), cv("cv"), cgr("cgr"), kxv("kxv");
+        Var &e = g.e, &h = g.h, &kx = g.kx;
+        Expr kidx = kblock_index(kxv), krow = kblock_row(kidx);
+        Expr qs = (kidx % qblocks) * fs.K + jj, ps = krow % a.P, ns = krow / a.P;
+        Expr slive = kxv < per_split && kidx < total && qs < a.Q;
+        // Channel G cgr + cv (G = kStagedChannelGroup): groups past the channels read the last group
+        // (and are zeroed).
+        const int G = kStagedChannelGroup;
+        g.as = Func("as");
+        g.as(jj, cv, cgr, kxv, sp) =
+            select(slive && G * cgr < a.K, dy(min(qs, a.Q - 1), ps, max(min(G * cgr, a.K - G), 0) + cv, ns), cast(st, 0));
+        Expr xc = x_col(min(qs, a.Q - 1), s), xr = x_row(ps, r);
+        Expr in_image = k1.filter == 1 ? Halide::Internal::const_true() : xc >= 0 && xc < a.W && xr >= 0 && xr < a.H;
+        g.bs = Func("bs");
+        g.bs(jj, cv, cgr, kxv, s, r, sp) =
+            select(slive && G * cgr < a.C && in_image,
+                   x(clamp(xc, 0, a.W - 1), clamp(xr, 0, a.H - 1), max(min(G * cgr, a.C - G), 0) + cv, ns), cast(st, 0));
+        // A lane's group: vec consecutive columns of its row (A) / column (B) of the fragment.
+        Expr j0 = vec * frag::group_of(fs, l);
+        Expr ka = fs.M * mt + frag::a_row(fs, l, 0) + 8 * h, cb = fs.N * ct + frag::b_col(fs, l, 0);
+        g.a_lane = Func("a_lane");
+        g.a_lane(e, h, mt, kx, l, sp) = g.as(j0 + e, ka % G, ka / G, kx, sp);
+        g.b_lane = Func("b_lane");
+        g.b_lane(e, ct, kx, l, s, r, sp) = g.bs(j0 + e, cb % G, cb / G, kx, s, r, sp);
+        for (int j = 0; j < fs.a_per_lane; j++)
+            av.push_back(g.a_lane(frag::a_group_elem(fs, j), frag::a_half(fs, j), mt, kbx, l, sp));
+        for (int j = 0; j < fs.b_per_lane; j++)
+            bv.push_back(g.b_lane(frag::b_group_elem(fs, j), ct, kbx, l, s, r, sp));
     } else {
         // Pixel groups of vec = 4 consecutive columns from the copies (columns innermost, zero past
         // Q and, for x, outside the image, so no lane tests a bound): a k-block's q0 and a group's
@@ -512,7 +553,15 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
     }
     g.partial = Func("partial");
     g.partial(i, l, mt, ct, s, r, sp) = 0.0f;
-    frag::mma(g.partial, {l, mt, ct, s, r, sp}, fs, t, av, bv);
+    if (stage > 0) {
+        // A chunk's sums, then added to partial chunk by chunk (in order).
+        g.cp = Func("cp");
+        g.cp(i, l, mt, ct, s, r, sp, g.kcv) = 0.0f;
+        frag::mma(g.cp, {l, mt, ct, s, r, sp, g.kcv}, fs, t, av, bv);
+        g.partial(i, l, mt, ct, s, r, sp) += g.cp(i, l, mt, ct, s, r, sp, g.kc.x);
+    } else {
+        frag::mma(g.partial, {l, mt, ct, s, r, sp}, fs, t, av, bv);
+    }
     g.res = Func("res");
     g.res(i, l, mt, ct, s, r, sp) = g.partial(i, l, mt, ct, s, r, sp);
 

@@ -165,8 +165,17 @@ struct BwdWeightMmaGraph {
     // the root.
     // kinfo(kx, sp) = {column block, row, image} of k-block kx of split sp (computed per k-block).
     Halide::Func a_lane, b_lane, dyt, xs, kinfo;
+    // stage > 0 (with vec=4): the reduction in chunks of `stage` k-blocks: cp(i, l, mt, ct, s, r,
+    // sp, kcv) = chunk kcv's sums (update over kb, the k-block in the chunk: kcv * stage + kb.x),
+    // and partial += cp over kc (the chunks, in order). as(j, v, g, kx, sp) and bs(j, v, g, kx, s,
+    // r, sp) hold column j of k-block kx's row of dy and of x at the tap, channel 8 g + v (zero
+    // past Q, the split, the image, the channels), what a schedule stages per chunk (pixels
+    // innermost); a_lane and b_lane read them (no dyt, xs, kinfo).
+    Halide::Func as, bs, cp;
+    Halide::RDom kc;
+    Halide::Var kcv{"kcv"};
     Halide::Var e{"e"}, h{"h"}, kx{"kx"};
-    int vec = 1;
+    int vec = 1, stage = 0;
     Halide::Var i{"i"}, l{"l"}, mt{"mt"}, ct{"ct"}, s{"s"}, r{"r"}, cg{"cg"}, k{"k"}, sp{"sp"};
     Halide::RDom kb, rsp;
     Halide::Expr splits;
@@ -174,6 +183,6 @@ struct BwdWeightMmaGraph {
 };
 BwdWeightMmaGraph define_bwd_weight_mma(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws,
                                         Halide::Func out, const ConvArgs &a, DType t, StrideClass sc, FilterClass fc,
-                                        Halide::Expr max_splits, int frag_kind, int vec = 1);
+                                        Halide::Expr max_splits, int frag_kind, int vec = 1, int stage = 0);
 
 }  // namespace convbwd

@@ -95,8 +95,18 @@ public:
         add_requirement(args.groups == 1, "matrix-fragment kernels take groups == 1");
         const BwdWeightMmaGpuParams p = knobs.params();
         BwdWeightMmaGraph g = define_bwd_weight_mma(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
-                                                    filter_class, max(*splits, 1), p.frag, p.vec);
+                                                    filter_class, max(*splits, 1), p.frag, p.vec, p.stage);
         constrain_weight_buffers();
+        if (const int cv = p.channel_vector(); cv > 1) {
+            // The staged chunks read x's and dy's channels in groups of cv from the tensors in
+            // place: C, K, the bases and the other strides multiples of cv, which Halide then
+            // sees (the dispatcher checks first).
+            for (auto *buf : {a, b}) {
+                extent_multiple_of(buf, 2, cv);
+                buf->set_host_alignment(cv * storage_type(dtype).bytes());
+                for (int d : {0, 1, 3}) buf->dim(d).set_stride((buf->dim(d).stride() / cv) * cv);
+            }
+        }
         require_valid(p, "conv_bwd_weight_mma_gpu");
         schedule_bwd_weight_mma_gpu(g, p);
     }

@@ -552,17 +552,67 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
     const frag::Shape fs = frag::shape(p.frag);
     const int tm = p.tile_m, tn = p.tile_n;
     Var co("co"), ci("ci"), ko("ko"), ki("ki"), t("t"), to("to"), ti("ti"), tile("tile"), tap("tap");
-    g.ws.split(g.cg, co, ci, fs.N * tn, TailStrategy::GuardWithIf)
-        .split(g.k, ko, ki, fs.M * tm, TailStrategy::GuardWithIf)
+    // A block: warps_m x warps_n warps (stage > 0; else one) of tile_m x tile_n fragments each.
+    const int wm = p.warps_m, wn = p.warps_n, threads = fs.lanes * wm * wn;
+    g.ws.split(g.cg, co, ci, fs.N * weight_block_frags_n(p), TailStrategy::GuardWithIf)
+        .split(g.k, ko, ki, fs.M * weight_block_frags_m(p), TailStrategy::GuardWithIf)
         .reorder(ci, ki, co, ko, g.s, g.r, g.sp)
         .fuse(ci, ki, t)
-        .split(t, to, ti, fs.lanes)
+        .split(t, to, ti, threads)
         .fuse(co, ko, tile)
         .fuse(g.s, g.r, tap)
         .gpu_blocks(tile, tap, g.sp)
         .gpu_threads(ti);
-    schedule_fragment_block(g.res, g.partial, fs, tm, tn, LoopLevel(g.ws, tile), {}, {g.s, g.r, g.sp}, {g.kb.x});
-    if (g.vec > 1) {
+    if (g.stage > 0) {
+        // Staged chunks. Per chunk (the block's serial loop): the copies (threads along the columns
+        // j, then the channel groups: a thread loads one pixel's group of kStagedChannelGroup
+        // channels, threads j and j + 16 one 32-byte sector; written pixels innermost); then each warp's sums of the chunk's
+        // k-blocks (unrolled) from shared memory, in registers (cp: per thread, so Halide keeps
+        // them in registers), added into the block's accumulators in shared memory (partial),
+        // which the block then writes to the workspace. A thread is lane l of warp (mw, cw).
+        const LoopLevel block(g.ws, tile);
+        g.res.compute_inline();
+        Var mw("mw"), mi("mi"), cw("cw"), cx("cx"), th("th"), wth("wth");
+        g.partial.compute_at(block)
+            .store_in(MemoryType::GPUShared)
+            .bound(g.i, 0, fs.elems)
+            .bound(g.l, 0, fs.lanes)
+            .bound_extent(g.mt, tm * wm)
+            .bound_extent(g.ct, tn * wn);
+        for (Stage st : {Stage(g.partial), g.partial.update()}) st.split(g.mt, mw, mi, tm).split(g.ct, cw, cx, tn);
+        g.partial.reorder(g.i, mi, cx, g.l, mw, cw, g.s, g.r, g.sp)
+            .fuse(g.l, mw, th).fuse(th, cw, wth).gpu_threads(wth).unroll(g.i).unroll(mi).unroll(cx);
+        g.partial.update()
+            .reorder(g.i, mi, cx, g.l, mw, cw, g.s, g.r, g.sp, g.kc.x)
+            .fuse(g.l, mw, th).fuse(th, cw, wth).gpu_threads(wth).unroll(g.i).unroll(mi).unroll(cx);
+        g.cp.compute_at(LoopLevel(g.partial, wth)).store_in(MemoryType::Register).unroll(g.i).unroll(g.mt).unroll(g.ct);
+        g.cp.update().reorder(g.mt, g.ct, g.kb.x, g.l, g.s, g.r, g.sp, g.kcv).unroll(g.mt).unroll(g.ct).unroll(g.kb.x);
+        g.a_lane.compute_at(g.cp, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+            .unroll(g.h).unroll(g.mt);
+        g.b_lane.compute_at(g.cp, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+            .unroll(g.ct);
+        const LoopLevel chunk(g.partial, g.kc.x);
+        for (Func f : {g.as, g.bs}) {
+            const std::vector<Var> v = f.args();  // (j, v, group, kx, ...)
+            Var jg("jg"), jo("jo"), jl("jl");
+            // (The thread loop outermost: serial loops outside it would each be a thread loop of
+            // their own, a barrier after every vector.)
+            f.compute_at(chunk)
+                .store_in(MemoryType::GPUShared)
+                .bound(v[1], 0, kStagedChannelGroup)
+                .vectorize(v[1])
+                .reorder(v[1], v[0], v[2], v[3])
+                .fuse(v[0], v[2], jg)
+                .split(jg, jo, jl, threads, TailStrategy::GuardWithIf)
+                .reorder(v[1], jo, v[3], jl)
+                .gpu_threads(jl)
+                .unroll(jo)
+                .unroll(v[3]);
+        }
+    } else {
+        schedule_fragment_block(g.res, g.partial, fs, tm, tn, LoopLevel(g.ws, tile), {}, {g.s, g.r, g.sp}, {g.kb.x});
+    }
+    if (g.vec > 1 && g.stage == 0) {
         // The lane's pixel groups of a k-block, loaded as vectors into registers before its calls;
         // the copies (columns innermost) once per call.
         g.a_lane.compute_at(g.partial, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)

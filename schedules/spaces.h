@@ -192,8 +192,19 @@ CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
     X(vec, 1, Compile, "v",                                                                                  \
       "4 = each lane's operand elements are groups of 4 consecutive pixels (fragment k mapped to pixels "   \
       "so), loaded as 8-byte vectors from copies of dy and of x per tap column with the columns innermost " \
-      "made at the start of the call",                                                                       \
+      "made at the start of the call (stage=0) or from the staged chunk (stage > 0)",                        \
       1, 4)                                                                                                  \
+    X(stage, 0, Compile, "s",                                                                                \
+      "k-blocks per chunk staged in shared memory (0 = none): the block copies a chunk of dy and of x at "  \
+      "the tap from the tensors in place (vector loads along the channels, C and K multiples of 8) into "   \
+      "shared memory with the pixels innermost, then its warps run the chunk's fragments from there (no "   \
+      "copies per call)",                                                                                    \
+      0, 1, 2, 4, 8)                                                                                         \
+    X(warps_m, 1, Compile, "wm",                                                                             \
+      "stage > 0: warps per block along k, each with its tile_m x tile_n fragments (a warp sums a chunk in " \
+      "registers and adds it into the block's accumulators in shared memory)",                              \
+      1, 2, 4)                                                                                               \
+    X(warps_n, 1, Compile, "wn", "stage > 0: warps per block along c (as warps_m)", 1, 2, 4)                 \
     X(flat, 1, Launch, "",                                                                                   \
       "1 = a pointwise stride-1 problem with dense planes presented as one row of H*W pixels (else a row "  \
       "is W pixels: a fragment's k-block of pixels stays within a row)",                                     \
@@ -204,6 +215,9 @@ CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
       "waves per launch the split count aims at (1056 = 8 per H100 multiprocessor)", 132, 264, 528, 1056,   \
       2112, 4224, 8448)
 CONVBWD_DEFINE_PARAMS(BwdWeightMmaGpuParams, CONVBWD_BWD_WEIGHT_MMA_GPU_KNOBS)
+// A backward-weight fragment block's tile: fragments along k (M) and c (N), every warp's.
+inline int weight_block_frags_m(const BwdWeightMmaGpuParams &p) { return p.tile_m * p.warps_m; }
+inline int weight_block_frags_n(const BwdWeightMmaGpuParams &p) { return p.tile_n * p.warps_n; }
 
 // ---- Backward-weight, GPU (conv_bwd_weight_gpu) ----
 #define CONVBWD_BWD_WEIGHT_GPU_KNOBS(X)                                                                      \
@@ -248,7 +262,7 @@ inline int BwdWeightHostParams::column_vector() const { return 1; }
 inline int BwdWeightDwHostParams::column_vector() const { return 1; }
 inline int BwdDataMmaGpuParams::channel_vector() const { return 1; }
 inline int BwdDataMmaGpuParams::column_vector() const { return 1; }
-inline int BwdWeightMmaGpuParams::channel_vector() const { return 1; }
+inline int BwdWeightMmaGpuParams::channel_vector() const { return stage > 0 ? kStagedChannelGroup : 1; }
 inline int BwdWeightMmaGpuParams::column_vector() const { return 1; }
 inline int BwdDataGpuParams::column_vector() const { return stage ? 1 : std::max(1, xvec); }
 // GPU backward-data threads: along the channels where they are dense (NHWC, or the staged
@@ -579,6 +593,19 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             return e;
         if (!(e = need(p.frag == 0 || p.tile_m * p.tile_n <= 32,
                        "frag=1: tile_m * tile_n <= 32 fragments (4 f32 accumulators each: 128 registers)")).empty()) return e;
+        if (f.dir == Direction::BwdWeight && vals.get("stage") > 0) {
+            if (!(e = need(vals.get("vec") == 4, "stage > 0 needs vec=4 (a lane's pixel groups read from the staged chunk as vectors)")).empty()) return e;
+            if (!(e = need(c.device == Device::Cuda, "stage > 0 is for cuda (not yet checked on OpenCL)")).empty()) return e;
+            // Shared memory: the block's f32 accumulators and a chunk of both operands (16 pixels a
+            // k-block, 2 bytes each), within the 48 KiB a launch gets without opting in.
+            const frag::Shape fs = frag::shape(p.frag);
+            const int bm = fs.M * p.tile_m * vals.get("warps_m"), bn = fs.N * p.tile_n * vals.get("warps_n");
+            const int bytes = bm * bn * 4 + vals.get("stage") * fs.K * (bm + bn) * 2;
+            if (!(e = need(bytes <= 48 * 1024, "stage > 0: block accumulators + chunk <= 48 KiB of shared memory (" +
+                                                   std::to_string(bytes) + " bytes)")).empty()) return e;
+        }
+        if (f.dir == Direction::BwdWeight && vals.get("warps_m") * vals.get("warps_n") > 1)
+            if (!(e = need(vals.get("stage") > 0, "warps_m, warps_n > 1 need stage > 0 (the warps share the staged chunk)")).empty()) return e;
     } else if (f.dir == Direction::BwdData) {
         const auto p = to_params<BwdDataGpuParams>(vals);
         if (!(e = need(p.tile_c * p.tile_x <= 64, "tile_c * tile_x <= 64 accumulators")).empty()) return e;

@@ -76,6 +76,21 @@ inline std::vector<ConvProblem> conformance_problems() {
             p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = f / 2;
             out.push_back(with_derived_output(p));
         }
+    // Channels multiples of 8 (kernels reading x's and dy's channels in groups of 8, stage > 0),
+    // not of the 32 x 64 fragment tiles, with columns past a 16-column k-block: 1x1 at strides 1
+    // and 2 (a 2 x 3 x 5 plane, so the flat view's k-blocks cross rows), 3x3 padded at stride 2.
+    for (int f : {1, 3}) {
+        ConvProblem p;
+        p.N = 3, p.C = 40, p.K = 56, p.H = f == 1 ? 3 : 9, p.W = f == 1 ? 5 : 19, p.R = p.S = f;
+        p.stride_h = p.stride_w = f == 1 ? 1 : 2;
+        p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = f / 2;
+        out.push_back(with_derived_output(p));
+    }
+    {
+        ConvProblem p;
+        p.N = 2, p.C = 24, p.K = 72, p.H = 11, p.W = 21, p.R = p.S = 1, p.stride_h = p.stride_w = 2;
+        out.push_back(with_derived_output(p));
+    }
     // Grouped layers whose c / groups is a multiple of 8, 16 or 24 (the host's packed channel
     // tiles then lie inside one group and read it from the tile's first channel), with k tails.
     struct Grouped {

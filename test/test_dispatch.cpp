@@ -184,6 +184,63 @@ TEST_CASE("fragment kernels loading dy's channels as vectors refuse k, strides a
     MESSAGE(checked, " fragment kernels with vec=4 checked");
 }
 
+// Matrix-fragment backward-weight kernels with staged chunks (stage > 0) read x's and dy's channels
+// in place in groups of 8: they refuse c or k not a multiple of 8, and x's or dy's strides or base
+// not multiples of 8 elements, naming what; packed tensors of multiples of 8 pass. Refused before
+// anything runs (the host buffers below are never read).
+TEST_CASE("staged fragment backward-weight kernels refuse channels, strides and bases they cannot load") {
+    int checked = 0;
+    for (int i = 0; i < convbwd_kernel_count(); i++) {
+        convbwd_kernel_desc d;
+        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+        if (d.direction != CONVBWD_BWD_WEIGHT || !std::strstr(d.name, "_mma") || !std::strstr(d.schedule, " stage="))
+            continue;
+        if (std::strstr(d.schedule, " stage=0")) continue;
+        const std::string name = d.name;
+        CAPTURE(name);
+        const int f = std::string(d.filter_class) == "k1" ? 1 : 3;
+        auto problem = [&](int C, int K) {
+            return with_derived_output(ConvProblem{.N = 2, .C = C, .H = 6, .W = 6, .K = K, .R = f, .S = f, .G = 1,
+                                                   .pad_top = f / 2, .pad_bottom = f / 2, .pad_left = f / 2,
+                                                   .pad_right = f / 2, .dtype = (DType)d.dtype, .layout = Layout::NHWC});
+        };
+        convbwd_exec e{};
+        e.target = d.target;
+        e.kernel = d.name;
+        const char *got = nullptr;
+        convbwd_problem c = to_c(problem(16, 24));
+        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, d.dtype, CONVBWD_NHWC, &e, &got) == CONVBWD_SUCCESS);
+        for (auto ck : {std::pair{12, 24}, std::pair{16, 20}}) {
+            c = to_c(problem(ck.first, ck.second));
+            CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, d.dtype, CONVBWD_NHWC, &e, &got) == CONVBWD_NO_KERNEL);
+            const std::string err = convbwd_last_error();
+            CHECK_MESSAGE(err.find("channels: ") != std::string::npos, err);
+            CHECK_MESSAGE(err.find("vectors of 8") != std::string::npos, err);
+        }
+        // x with pixels of 20 elements (c = 16 and 4 of padding), then packed one element past an
+        // aligned base; dy likewise.
+        const ConvProblem p = problem(16, 24);
+        std::vector<uint16_t> mem(4096);
+        convbwd_problem cp = to_c(p);
+        struct Case { int which; int64_t strides[4]; int offset; const char *refusal; };
+        const int64_t W = 20, H = W * p.W, N = H * p.H;
+        const std::vector<Case> cases = {{0, {N, 1, H, W}, 0, "tensors: x.strides[3] (W) = 20"},
+                                         {0, {0, 0, 0, 0}, 1, "tensors: x.data"},
+                                         {1, {0, 0, 0, 0}, 1, "tensors: dy.data"}};
+        for (const Case &cs : cases) {
+            convbwd_tensor tx{mem.data() + (cs.which == 0 ? cs.offset : 0), d.dtype, CONVBWD_NHWC, {}},
+                tdy{mem.data() + (cs.which == 1 ? cs.offset : 0), d.dtype, CONVBWD_NHWC, {}},
+                tdw{mem.data(), d.dtype, CONVBWD_NHWC, {}};
+            if (cs.which == 0) std::copy(cs.strides, cs.strides + 4, tx.strides);
+            CHECK(convbwd_bwd_weight(&cp, &tx, &tdy, &tdw, 1.0f, 0.0f, &e) == CONVBWD_NO_KERNEL);
+            const std::string err = convbwd_last_error();
+            CHECK_MESSAGE(err.find(cs.refusal) != std::string::npos, err);
+        }
+        checked++;
+    }
+    MESSAGE(checked, " staged fragment backward-weight kernels checked");
+}
+
 // GPU kernels put rows x images on a grid dim of at most 65535 blocks: the dispatcher refuses
 // where a kernel would need more, naming the rows and images, and only there (a plane read as one
 // row has one row per image; unstaged backward-weight kernels put no rows on the grid).

@@ -90,6 +90,10 @@ int column_vector(const KernelInfo &k);
 // place as vectors of it, so k, dy's base and its N, H and W strides must be multiples of it; 1 for
 // every other kernel.
 int dy_channel_vector(const KernelInfo &k);
+// A matrix-fragment backward-weight kernel's channel vector (channel_vector() of its params, stage >
+// 0: 8): x's and dy's channels load in place as vectors of it, so c, k, their bases and N, H and W
+// strides must be multiples of it; 1 for every other kernel.
+int activation_channel_vector(const KernelInfo &k);
 
 // The registry: the built-in kernels in kernel-list order (= dispatch priority), then those of
 // loaded modules. A snapshot: loading a module publishes a new list, entries never move.

@@ -203,13 +203,13 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
         need = (rows * p.Q + kWgradTermsPerSplit - 1) / kWgradTermsPerSplit;
         want = std::max<int64_t>(want, need);
     } else if (calls_fragments(*s.knobs.family)) {
-        // Enough waves per launch to fill a large GPU: split_blocks over the blocks one split
-        // has (every tap's tile_m x tile_n fragments). The kernel runs at most as many splits as
-        // its k-blocks (mma_weight_kblocks): weight_splits.
+        // Enough waves per launch to fill a large GPU: split_blocks over the waves one split
+        // has (every tap's blocks, each of warps_m x warps_n waves of tile_m x tile_n fragments).
+        // The kernel runs at most as many splits as its k-blocks (mma_weight_kblocks): weight_splits.
         const BwdWeightMmaGpuParams g = params_of<BwdWeightMmaGpuParams>(s);
         const frag::Shape fs = frag::shape(g.frag);
-        const int64_t tiles = ((p.K + fs.M * g.tile_m - 1) / (fs.M * g.tile_m)) *
-                              ((Cg + fs.N * g.tile_n - 1) / (fs.N * g.tile_n)) * p.R * p.S;
+        const int64_t bm = fs.M * weight_block_frags_m(g), bn = fs.N * weight_block_frags_n(g);
+        const int64_t tiles = ((p.K + bm - 1) / bm) * ((Cg + bn - 1) / bn) * p.R * p.S * g.warps_m * g.warps_n;
         want = std::min<int64_t>(g.max_splits, (g.split_blocks + tiles - 1) / tiles);
         return std::max<int64_t>(1, std::min(want, by_workspace));
     } else {
@@ -260,6 +260,12 @@ int dy_channel_vector(const KernelInfo &k) {
     const KnobValues &kv = kernel_knobs(k);
     if (k.dir != Direction::BwdData || !calls_fragments(*kv.family)) return 1;
     return to_params<BwdDataMmaGpuParams>(kv).vec;
+}
+
+int activation_channel_vector(const KernelInfo &k) {
+    const KnobValues &kv = kernel_knobs(k);
+    if (k.dir != Direction::BwdWeight || !calls_fragments(*kv.family)) return 1;
+    return to_params<BwdWeightMmaGpuParams>(kv).channel_vector();
 }
 
 GroupChannels group_channels(const KernelInfo &k) {
