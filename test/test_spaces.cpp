@@ -123,6 +123,15 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
         {"conv_bwd_data_host f32 nhwc s1 k3 host default 10 tile_c=two\n", "m.txt:1: knobs: knob tile_c = 'two' is not an integer"},
         {"conv_bwd_data_host f32 nhwc s1 k3 host default 10 tile_c=4 tile_x=8\n", "m.txt:1: knobs: not valid: tile_c * tile_x"},
         {"conv_bwd_weight_gpu f32 nhwc s1 k3 cuda default 10 vec=4\n", "m.txt:1: knobs: not valid: vec=4 needs stage=1"},
+        // Staged fragment backward-weight: its rules between knobs, device and shared memory.
+        {"conv_bwd_weight_mma_gpu bf16 nhwc any k1 cuda candidate 10 frag=1 stage=2\n",
+         "m.txt:1: knobs: not valid: stage > 0 needs vec=4"},
+        {"conv_bwd_weight_mma_gpu bf16 nhwc any k1 opencl candidate 10 frag=1 vec=4 stage=2\n",
+         "m.txt:1: knobs: not valid: stage > 0 is for cuda"},
+        {"conv_bwd_weight_mma_gpu bf16 nhwc any k1 cuda candidate 10 frag=1 tile_m=4 tile_n=8 vec=4 stage=4 warps_m=2 warps_n=2\n",
+         "m.txt:1: knobs: not valid: stage > 0: block accumulators + chunk <= 48 KiB of shared memory (98304 bytes)"},
+        {"conv_bwd_weight_mma_gpu bf16 nhwc any k1 cuda candidate 10 frag=1 warps_m=2\n",
+         "m.txt:1: knobs: not valid: warps_m, warps_n > 1 need stage > 0"},
         {"conv_bwd_weight_gpu f32 nhwc s1 k3 cuda default 10\nconv_bwd_weight_gpu f32 nhwc s1 k3 cuda candidate 20 split_blocks=264\n",
          "m.txt:2: knobs: derives the kernel name bwdw_f32_nhwc_s1_k3_cuda_c4k4 of line 1"},
     };
@@ -140,6 +149,13 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
     REQUIRE(out.size() == 1);
     CHECK(out[0].name == "bwdw_f32_nchw_s1_k3_cuda_c4k4fst3u7v4");
     CHECK(out[0].knobs.get("split_blocks") == 264);
+    // The largest staged point under 48 KiB (64 x 64 accumulators, 8 k-blocks a chunk), named.
+    out.clear();
+    REQUIRE(parse_manifest("conv_bwd_weight_mma_gpu f16 nhwc any any cuda candidate 5 frag=1 tile_m=2 tile_n=4 vec=4 stage=8 "
+                           "warps_m=2 warps_n=2\n",
+                           "m.txt", &out) == "");
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].name == "bwdw_f16_nhwc_any_any_cuda_mmaf1m2n4v4s8wm2wn2");
 }
 
 TEST_CASE("problem keys are one token, as driver rows carry them") {
