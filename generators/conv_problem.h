@@ -115,14 +115,14 @@ inline Shape shape(int kind) {
 }
 }  // namespace frag
 
-// Backward-weight on fragments: the reduction's units are k-blocks of fragment-K pixels along a
-// row (rows of q columns, n_rows of them; a flat problem is one row of H*W per image). One
-// definition for the generator (Halide Exprs) and the dispatcher's split count (integers).
 // Staged fragment backward-weight (conv_bwd_weight_mma_gpu, stage > 0) reads x's and dy's
 // channels in groups of this many: C, K, the tensors' bases and strides multiples of it. One
 // definition for the algorithm, the schedule and the dispatcher (channel_vector()).
 constexpr int kStagedChannelGroup = 8;
 
+// Backward-weight on fragments: the reduction's units are k-blocks of fragment-K pixels along a
+// row (rows of q columns, n_rows of them; a flat problem is one row of H*W per image). One
+// definition for the generator (Halide Exprs) and the dispatcher's split count (integers).
 template <class T>
 T mma_weight_kblocks(const T &rows, const T &cols, int frag_k) {
     return rows * ((cols + frag_k - 1) / frag_k);

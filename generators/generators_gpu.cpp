@@ -11,6 +11,15 @@ void extent_multiple_of(Buf &buf, int d, int v) {
     buf->dim(d).set_extent((buf->dim(d).extent() / v) * v);
 }
 
+// Constrains an NHWC activation whose channels load in place as vectors of v elements of `bytes`
+// each: its base and its N, H and W strides multiples of v (checked on entry; the dispatcher's
+// input_channel_vector() checks first), so that Halide sees aligned vector loads.
+template <class Buf>
+void channels_in_place(Buf &buf, int v, int bytes) {
+    buf->set_host_alignment(v * bytes);
+    for (int d : {0, 1, 3}) buf->dim(d).set_stride((buf->dim(d).stride() / v) * v);
+}
+
 // gc: the group class (the depthwise families are the same generators with GroupClass::Depthwise).
 template <GroupClass gc>
 class ConvBwdDataGpu : public ConvGeneratorBase<ConvBwdDataGpu<gc>> {
@@ -73,8 +82,7 @@ public:
             // dy's channel groups load as vectors: k, dy's base and its other strides multiples of
             // the vector, which Halide then sees (the dispatcher checks first).
             add_requirement(args.K % p.vec == 0, "vec kernels take k a multiple of the vector");
-            a->set_host_alignment(p.vec * storage_type(dtype).bytes());
-            for (int d : {0, 1, 3}) a->dim(d).set_stride((a->dim(d).stride() / p.vec) * p.vec);
+            channels_in_place(a, p.vec, storage_type(dtype).bytes());
         }
         require_valid(p, "conv_bwd_data_mma_gpu");
         schedule_bwd_data_mma_gpu(g, p);
@@ -103,8 +111,7 @@ public:
             // sees (the dispatcher checks first).
             for (auto *buf : {a, b}) {
                 extent_multiple_of(buf, 2, cv);
-                buf->set_host_alignment(cv * storage_type(dtype).bytes());
-                for (int d : {0, 1, 3}) buf->dim(d).set_stride((buf->dim(d).stride() / cv) * cv);
+                channels_in_place(buf, cv, storage_type(dtype).bytes());
             }
         }
         require_valid(p, "conv_bwd_weight_mma_gpu");

@@ -566,8 +566,8 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
     if (g.stage > 0) {
         // Staged chunks. Per chunk (the block's serial loop): the copies (threads along the columns
         // j, then the channel groups: a thread loads one pixel's group of kStagedChannelGroup
-        // channels, threads j and j + 16 one 32-byte sector; written pixels innermost); then each warp's sums of the chunk's
-        // k-blocks (unrolled) from shared memory, in registers (cp: per thread, so Halide keeps
+        // channels, threads j and j + 16 one 32-byte sector; written pixels innermost); then each
+        // warp's sums of the chunk's k-blocks (unrolled) from shared memory, in registers (cp: per thread, so Halide keeps
         // them in registers), added into the block's accumulators in shared memory (partial),
         // which the block then writes to the workspace. A thread is lane l of warp (mw, cw).
         const LoopLevel block(g.ws, tile);
@@ -579,18 +579,22 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
             .bound(g.l, 0, fs.lanes)
             .bound_extent(g.mt, tm * wm)
             .bound_extent(g.ct, tn * wn);
-        for (Stage st : {Stage(g.partial), g.partial.update()}) st.split(g.mt, mw, mi, tm).split(g.ct, cw, cx, tn);
-        g.partial.reorder(g.i, mi, cx, g.l, mw, cw, g.s, g.r, g.sp)
-            .fuse(g.l, mw, th).fuse(th, cw, wth).gpu_threads(wth).unroll(g.i).unroll(mi).unroll(cx);
-        g.partial.update()
-            .reorder(g.i, mi, cx, g.l, mw, cw, g.s, g.r, g.sp, g.kc.x)
-            .fuse(g.l, mw, th).fuse(th, cw, wth).gpu_threads(wth).unroll(g.i).unroll(mi).unroll(cx);
+        // Both stages: a thread's elements and fragments unrolled, the update's chunks outermost.
+        for (Stage st : {Stage(g.partial), g.partial.update()}) {
+            std::vector<VarOrRVar> order = {g.i, mi, cx, g.l, mw, cw, g.s, g.r, g.sp};
+            if (st.name() != g.partial.name()) order.push_back(g.kc.x);
+            st.split(g.mt, mw, mi, tm)
+                .split(g.ct, cw, cx, tn)
+                .reorder(order)
+                .fuse(g.l, mw, th)
+                .fuse(th, cw, wth)
+                .gpu_threads(wth)
+                .unroll(g.i)
+                .unroll(mi)
+                .unroll(cx);
+        }
         g.cp.compute_at(LoopLevel(g.partial, wth)).store_in(MemoryType::Register).unroll(g.i).unroll(g.mt).unroll(g.ct);
         g.cp.update().reorder(g.mt, g.ct, g.kb.x, g.l, g.s, g.r, g.sp, g.kcv).unroll(g.mt).unroll(g.ct).unroll(g.kb.x);
-        g.a_lane.compute_at(g.cp, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
-            .unroll(g.h).unroll(g.mt);
-        g.b_lane.compute_at(g.cp, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
-            .unroll(g.ct);
         const LoopLevel chunk(g.partial, g.kc.x);
         for (Func f : {g.as, g.bs}) {
             const std::vector<Var> v = f.args();  // (j, v, group, kx, ...)
@@ -612,16 +616,20 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
     } else {
         schedule_fragment_block(g.res, g.partial, fs, tm, tn, LoopLevel(g.ws, tile), {}, {g.s, g.r, g.sp}, {g.kb.x});
     }
-    if (g.vec > 1 && g.stage == 0) {
-        // The lane's pixel groups of a k-block, loaded as vectors into registers before its calls;
-        // the copies (columns innermost) once per call.
-        g.a_lane.compute_at(g.partial, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+    if (g.vec > 1) {
+        // The lane's pixel groups of a k-block, loaded as vectors into registers before its calls
+        // (the Func making them: cp, staged; else partial); unstaged, the copies (columns
+        // innermost) once per call.
+        const Func acc = g.stage > 0 ? g.cp : g.partial;
+        g.a_lane.compute_at(acc, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
             .unroll(g.h).unroll(g.mt);
-        g.b_lane.compute_at(g.partial, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+        g.b_lane.compute_at(acc, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
             .unroll(g.ct);
-        g.kinfo.compute_at(g.partial, g.kb.x).store_in(MemoryType::Register);
-        schedule_column_copy(g.dyt, g.vec);
-        schedule_column_copy(g.xs, g.vec);
+        if (g.stage == 0) {
+            g.kinfo.compute_at(g.partial, g.kb.x).store_in(MemoryType::Register);
+            schedule_column_copy(g.dyt, g.vec);
+            schedule_column_copy(g.xs, g.vec);
+        }
     }
 
     Var cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi");

@@ -599,7 +599,8 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             // Shared memory: the block's f32 accumulators and a chunk of both operands (16 pixels a
             // k-block, 2 bytes each), within the 48 KiB a launch gets without opting in.
             const frag::Shape fs = frag::shape(p.frag);
-            const int bm = fs.M * p.tile_m * vals.get("warps_m"), bn = fs.N * p.tile_n * vals.get("warps_n");
+            const auto w = to_params<BwdWeightMmaGpuParams>(vals);
+            const int bm = fs.M * weight_block_frags_m(w), bn = fs.N * weight_block_frags_n(w);
             const int bytes = bm * bn * 4 + vals.get("stage") * fs.K * (bm + bn) * 2;
             if (!(e = need(bytes <= 48 * 1024, "stage > 0: block accumulators + chunk <= 48 KiB of shared memory (" +
                                                    std::to_string(bytes) + " bytes)")).empty()) return e;

@@ -97,21 +97,14 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
                 return "tensors: " + al.field + ": base addresses and strides must be multiples of " +
                        std::to_string(cv) + " elements" + need;
     }
-    if (const int av = activation_channel_vector(k); av > 1) {
-        // Backward-weight reading x's and dy's channel groups in place (C and K checked above).
+    if (const int iv = input_channel_vector(k); iv > 1) {
+        // Input tensors (dy; backward-weight: x too) whose channels load in place as vectors.
+        const std::string need = " (the kernel loads their channels as vectors of " + std::to_string(iv) + ")";
+        if (p.K % iv != 0) return "channels: k = " + std::to_string(p.K) + " is not a multiple of " + std::to_string(iv) + need;
         for (const Query::Alignment &al : q.alignments)
-            if (al.dim != 1 && al.align % av != 0)
-                return "tensors: " + al.field + ": x's and dy's base addresses and their N, H and W strides must be "
-                       "multiples of " + std::to_string(av) + " elements (the kernel loads their channels as vectors of " +
-                       std::to_string(av) + ")";
-    }
-    if (const int dv = dy_channel_vector(k); dv > 1) {
-        const std::string need = " (the kernel loads dy's channels as vectors of " + std::to_string(dv) + ")";
-        if (p.K % dv != 0) return "channels: k = " + std::to_string(p.K) + " is not a multiple of " + std::to_string(dv) + need;
-        for (const Query::Alignment &al : q.alignments)
-            if (al.tensor == "dy" && al.dim != 1 && al.align % dv != 0)
-                return "tensors: " + al.field + ": dy's base address and its N, H and W strides must be multiples of " +
-                       std::to_string(dv) + " elements" + need;
+            if (al.tensor != "dx" && al.dim != 1 && al.align % iv != 0)
+                return "tensors: " + al.field + ": " + al.tensor + "'s base address and its N, H and W strides must be " +
+                       "multiples of " + std::to_string(iv) + " elements" + need;
     }
     return {};
 }

@@ -86,14 +86,10 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q);
 // A GPU backward-data kernel's column vector (NCHW read in place, xvec): its rows (flat: planes)
 // and the tensors' strides and bases must be multiples of it; 1 for every other kernel.
 int column_vector(const KernelInfo &k);
-// A matrix-fragment backward-data kernel's dy vector (vec, its params): dy's channels (k) load in
-// place as vectors of it, so k, dy's base and its N, H and W strides must be multiples of it; 1 for
-// every other kernel.
-int dy_channel_vector(const KernelInfo &k);
-// A matrix-fragment backward-weight kernel's channel vector (channel_vector() of its params, stage >
-// 0: 8): x's and dy's channels load in place as vectors of it, so c, k, their bases and N, H and W
-// strides must be multiples of it; 1 for every other kernel.
-int activation_channel_vector(const KernelInfo &k);
+// The vector a matrix-fragment kernel loads its input tensors' channels with in place (backward-
+// data: dy, vec; backward-weight with staged chunks: x and dy, channel_vector()): k, their bases
+// and their N, H and W strides must be multiples of it; 1 for every other kernel.
+int input_channel_vector(const KernelInfo &k);
 
 // The registry: the built-in kernels in kernel-list order (= dispatch priority), then those of
 // loaded modules. A snapshot: loading a module publishes a new list, entries never move.

@@ -256,16 +256,11 @@ int channel_vector(const KernelInfo &k) {
                                        : to_params<BwdWeightGpuParams>(kv).channel_vector();
 }
 
-int dy_channel_vector(const KernelInfo &k) {
+int input_channel_vector(const KernelInfo &k) {
     const KnobValues &kv = kernel_knobs(k);
-    if (k.dir != Direction::BwdData || !calls_fragments(*kv.family)) return 1;
-    return to_params<BwdDataMmaGpuParams>(kv).vec;
-}
-
-int activation_channel_vector(const KernelInfo &k) {
-    const KnobValues &kv = kernel_knobs(k);
-    if (k.dir != Direction::BwdWeight || !calls_fragments(*kv.family)) return 1;
-    return to_params<BwdWeightMmaGpuParams>(kv).channel_vector();
+    if (!calls_fragments(*kv.family)) return 1;
+    return k.dir == Direction::BwdData ? to_params<BwdDataMmaGpuParams>(kv).vec
+                                       : to_params<BwdWeightMmaGpuParams>(kv).channel_vector();
 }
 
 GroupChannels group_channels(const KernelInfo &k) {
