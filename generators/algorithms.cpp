@@ -336,6 +336,62 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
     return g;
 }
 
+BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t,
+                                          FilterClass fc, int tile_x, int tile_c, int threads_x, int threads_c,
+                                          int block_k) {
+    BwdDataStagedGraph g;
+    g.tile_x = tile_x, g.tile_c = tile_c, g.threads_x = threads_x, g.threads_c = threads_c, g.block_k = block_k;
+    g.beta = a.beta;
+    ClassConsts k1 = class_consts(StrideClass::S1, fc);
+    Expr R = or_const(k1.filter, a.R), S = or_const(k1.filter, a.S);
+    Expr dh = or_const(k1.dilation, a.dilation_h), dwl = or_const(k1.dilation, a.dilation_w);
+    Expr pt = k1.pad >= 0 ? Expr(k1.pad) : a.pad_top, pl = k1.pad >= 0 ? Expr(k1.pad) : a.pad_left;
+    const int bp = tile_x * threads_x, bc = tile_c * threads_c;
+    Expr Cg = a.C / a.groups, Kg = a.K / a.groups;
+    Var &kk = g.kk, &j = g.j, &pb = g.pb, &cb = g.cb, &kcv = g.kcv, &sv = g.sv, &rv = g.rv, &n = g.n;
+    // The block's group (from its first channel) and its channel j's index within the group.
+    Expr grp = select(a.groups == 1, 0, min(cb * bc / Cg, a.groups - 1));
+    auto c_in_group = [&](Expr ch) { return select(a.groups == 1, ch, ch - grp * Cg); };
+    // Pixel j of tile pb at tap (sv, rv): dy's column and row (stride 1).
+    Expr pix = pb * bp + j, px = pix % a.W, py = pix / a.W;
+    Expr q = px + pl - sv * dwl, p = py + pt - rv * dh;
+    Expr kin = kcv * block_k + kk;
+    Expr inside = k1.filter == 1 && k1.pad == 0 ? Expr(pix < a.H * a.W && kin < Kg)
+                                                  : pix < a.H * a.W && kin < Kg && q >= 0 && q < a.Q && p >= 0 && p < a.P;
+    g.as = Func("as");
+    g.as(kk, j, pb, cb, kcv, sv, rv, n) =
+        select(inside, decode(dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), grp * Kg + clamp(kin, 0, Kg - 1), n), t), 0.0f);
+    {
+        Var wc("wc"), wk("wk"), ws("ws"), wr("wr");
+        g.wt = Func("wt");
+        g.wt(wc, wk, ws, wr) = decode(w(ws, wr, wc, wk), t);
+    }
+    Expr ch = cb * bc + j;
+    g.bs = Func("bs");
+    g.bs(j, kk, cb, kcv, sv, rv) =
+        select(ch < a.C && kin < Kg, g.wt(clamp(c_in_group(ch), 0, Cg - 1), grp * Kg + clamp(kin, 0, Kg - 1), sv, rv), 0.0f);
+
+    Var &xr = g.xr, &cr = g.cr, &xt = g.xt, &ct = g.ct;
+    g.kb = RDom(0, block_k, "kb");
+    g.cp = Func("cp");
+    g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) = 0.0f;
+    g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) +=
+        g.as(g.kb.x, xr * threads_x + xt, pb, cb, kcv, sv, rv, n) * g.bs(cr * threads_c + ct, g.kb.x, cb, kcv, sv, rv);
+    g.rc = RDom(0, (Kg + block_k - 1) / block_k, 0, S, 0, R, "rc");
+    g.partial = Func("partial");
+    g.partial(xr, cr, xt, ct, pb, cb, n) = 0.0f;
+    g.partial(xr, cr, xt, ct, pb, cb, n) += g.cp(xr, cr, xt, ct, pb, cb, n, g.rc.x, g.rc.y, g.rc.z);
+
+    Var &pixv = g.pix, &c = g.c;
+    Expr jp = pixv % bp, jc = c % bc;
+    g.dxf = Func("dxf");
+    g.dxf(pixv, c, n) = g.partial(jp / threads_x, jc / threads_c, jp % threads_x, jc % threads_c, pixv / bp, c / bc, n);
+    g.out = out;
+    Expr res = a.alpha * g.dxf(g.y * a.W + g.x, c, n);
+    g.out(g.x, g.y, c, n) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(g.x, g.y, c, n), t)), t);
+    return g;
+}
+
 BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a, DType t,
                                  StrideClass sc, FilterClass fc, Expr max_splits, GroupClass gc, bool image_splits) {
     BwdWeightGraph g;

@@ -109,6 +109,35 @@ BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Fun
                                     const ConvArgs &a, DType t, StrideClass sc, FilterClass fc, int frag_kind,
                                     int vec = 1);
 
+// Backward-data at stride 1 as an implicit GEMM staged per block (conv_bwd_data_gpu, block_k > 0):
+// dx[pixel, c] = sum over taps (s, r) and k of dy[pixel shifted by the tap, k] w[s, r, c, k], with
+// a plane's pixels flattened (pixel = y * W + x, so rows of 17 or 35 columns fill whole tiles).
+// A block owns bp = tile_x * threads_x pixels (pb: the pixel tile) x bc = tile_c * threads_c channels
+// (cb) of image n; thread (xt, ct) owns pixels xr * threads_x + xt and channels cr * threads_c + ct
+// (xr < tile_x, cr < tile_c: a warp's lanes read consecutive shared-memory words). Per tap and
+// chunk of block_k k values (the reduction rc: rc.x = chunk, rc.y = s, rc.z = r):
+//   as(kk, j, pb, cb, kcv, sv, rv, n) = dy at block pixel j, tap (sv, rv), k = chunk kcv's kk-th
+//     of the block's group (zero outside dy, past the plane and past k);
+//   bs(j, kk, cb, kcv, sv, rv) = w at block channel j (zero past C and k), read from wt(c, k, s, r),
+//     w copied with the channels innermost;
+//   cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) = that chunk's sums (update over kb = kk);
+//   partial(xr, cr, xt, ct, pb, cb, n) += cp over rc (in order).
+// dxf(pixel, c, n) = partial (a flat copy of dx), then out(x, y, c, n) from dxf(y * W + x, c, n).
+// A grouped problem's block lies inside one group (c / groups a multiple of bc, the dispatcher's
+// condition: group_channel_tile()), which its first channel names.
+struct BwdDataStagedGraph {
+    Halide::Func as, bs, wt, cp, partial, dxf, out;
+    Halide::Var kk{"kk"}, j{"j"}, pb{"pb"}, cb{"cb"}, kcv{"kcv"}, sv{"sv"}, rv{"rv"};
+    Halide::Var xr{"xr"}, cr{"cr"}, xt{"xt"}, ct{"ct"}, pix{"pix"};
+    Halide::Var x{"x"}, y{"y"}, c{"c"}, n{"n"};
+    Halide::RDom kb, rc;
+    int tile_x = 1, tile_c = 1, threads_x = 1, threads_c = 1, block_k = 0;
+    Halide::Expr beta;
+};
+BwdDataStagedGraph define_bwd_data_staged(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
+                                          const ConvArgs &a, DType t, FilterClass fc, int tile_x, int tile_c,
+                                          int threads_x, int threads_c, int block_k);
+
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W
     // x_row(xx, r, c, row) = x_f at row p * stride - pad + r * dilation of image n (r: filter row),

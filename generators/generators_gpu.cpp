@@ -33,6 +33,17 @@ public:
 
     void generate() {
         ConvArgs args = this->bwd_data_args();
+        if (const BwdDataGpuParams p = knobs.params(); p.block_k > 0 && !this->using_autoscheduler()) {
+            // Operands staged per block (an implicit GEMM over taps x k; valid(): stride s1, f32).
+            this->require_valid(p, "conv_bwd_data_gpu");
+            BwdDataStagedGraph g = define_bwd_data_staged(*a, *b, *prev, Func(*out), args, dtype, filter_class, p.tile_x,
+                                                          p.tile_c, p.threads_x, p.threads_c, p.block_k);
+            for (auto *buf : {a, b, prev}) this->constrain_layout(*buf);
+            this->constrain_layout(*out);
+            this->constrain_filter(*b);
+            schedule_bwd_data_staged_gpu(g, layout);
+            return;
+        }
         BwdDataGraph g = this->build_bwd_data(args);
         if (this->autoscheduled()) return;
         const BwdDataGpuParams p = knobs.params();

@@ -497,6 +497,98 @@ void schedule_column_copy(Func f, int vec) {
 }
 }  // namespace
 
+// Backward-data staged per block (conv_bwd_data_gpu, block_k > 0; define_bwd_data_staged): a block
+// of threads_c x threads_x threads per (pixel tile, image, channel tile). Per tap and chunk of k
+// (the block's serial loop), the block copies the chunk's dy pixels and w channels into shared
+// memory (a thread loop outermost, each thread taking every threads-th element: consecutive
+// threads read consecutive addresses, along k for NHWC dy, along the pixels for NCHW), then each
+// thread sums its tile_x x tile_c tile over the chunk in registers (cp) and adds it into the
+// block's accumulators in shared memory (partial). Halide keeps a thread's registers only inside
+// the thread loops, so the accumulators cross the chunk loop in shared memory.
+void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, Layout layout) {
+    const int tx = g.threads_x, tc = g.threads_c, threads = tx * tc;
+    const int bp = g.tile_x * tx, bc = g.tile_c * tc;
+    const bool nhwc = layout == Layout::NHWC;
+    Var po("po"), pi("pi"), co("co"), ci("ci"), pn("pn"), e("e"), eo("eo"), ei("ei"), el("el"), eh("eh");
+    // A block's element loop e over threads tc x tx (every stage of the block on the same two
+    // thread dims: Halide sizes the block by each dim's widest loop), consecutive threads taking
+    // consecutive elements; the thread loops outermost (serial loops outside them would be a thread
+    // loop, and a barrier, each).
+    auto spread = [&](Stage st) {
+        st.split(e, eo, ei, threads, TailStrategy::GuardWithIf)
+            .split(ei, eh, el, tc)
+            .reorder(eo, el, eh)
+            .gpu_threads(el, eh)
+            .unroll(eo);
+    };
+    // w with the channels innermost, once per call (a flat grid).
+    {
+        const std::vector<Var> v = g.wt.args();  // (c, k, s, r)
+        Var wco("wco"), wci("wci"), blk("blk"), blk2("blk2");
+        g.wt.compute_root()
+            .split(v[0], wco, wci, 64, TailStrategy::GuardWithIf)
+            .reorder(wci, wco, v[1], v[2], v[3])
+            .fuse(wco, v[1], blk)
+            .fuse(blk, v[2], blk2)
+            .fuse(blk2, v[3], blk)
+            .gpu_blocks(blk)
+            .gpu_threads(wci);
+    }
+    // dxf: a block per (pixel tile, image) x channel tile, its tile stored from partial with the
+    // threads along the layout's dense dim (out then copies it into dx the same way).
+    // (Its bounds start at whole tiles, so that a block's tile is one pb and one cb.)
+    if (nhwc) g.dxf.reorder_storage(g.c, g.pix, g.n);
+    g.dxf.compute_root()
+        .align_bounds(g.pix, bp)
+        .align_bounds(g.c, bc)
+        .split(g.pix, po, pi, bp, TailStrategy::GuardWithIf)
+        .split(g.c, co, ci, bc, TailStrategy::GuardWithIf);
+    if (nhwc) g.dxf.reorder(ci, pi, po, g.n, co).fuse(ci, pi, e);
+    else g.dxf.reorder(pi, ci, po, g.n, co).fuse(pi, ci, e);
+    g.dxf.fuse(po, g.n, pn).gpu_blocks(pn, co);
+    spread(g.dxf);
+    const LoopLevel block(g.dxf, pn);
+    g.partial.compute_at(block)
+        .store_in(MemoryType::GPUShared)
+        .bound_extent(g.xr, g.tile_x)
+        .bound_extent(g.cr, g.tile_c)
+        .bound_extent(g.xt, tx)
+        .bound_extent(g.ct, tc);
+    for (Stage st : {Stage(g.partial), g.partial.update()}) {
+        std::vector<VarOrRVar> order = {g.xr, g.cr, g.ct, g.xt, g.pb, g.cb, g.n};
+        if (st.name() != g.partial.name()) {
+            order.push_back(g.rc.x);
+            order.push_back(g.rc.y);
+            order.push_back(g.rc.z);
+        }
+        st.reorder(order).gpu_threads(g.ct, g.xt).unroll(g.xr).unroll(g.cr);
+    }
+    g.cp.compute_at(LoopLevel(g.partial, g.ct)).store_in(MemoryType::Register).unroll(g.xr).unroll(g.cr);
+    g.cp.update()
+        .reorder(g.xr, g.cr, g.kb.x, g.xt, g.ct, g.pb, g.cb, g.n, g.kcv, g.sv, g.rv)
+        .unroll(g.xr)
+        .unroll(g.cr)
+        .unroll(g.kb.x);
+    const LoopLevel chunk(g.partial, g.rc.x);
+    // dy's chunk: pixels innermost in shared memory (rows of bp + 1 words: NHWC's threads along k
+    // store a column, which rows of bp (a multiple of 32) put on one bank).
+    g.as.compute_at(chunk).store_in(MemoryType::GPUShared).bound_extent(g.kk, g.block_k).bound_extent(g.j, bp)
+        .reorder_storage(g.j, g.kk).align_storage(g.j, bp + 1);
+    if (nhwc) g.as.reorder(g.kk, g.j).fuse(g.kk, g.j, e);
+    else g.as.reorder(g.j, g.kk).fuse(g.j, g.kk, e);
+    spread(g.as);
+    g.bs.compute_at(chunk).store_in(MemoryType::GPUShared).bound_extent(g.j, bc).bound_extent(g.kk, g.block_k)
+        .fuse(g.j, g.kk, e);
+    spread(g.bs);
+
+    Var xo("xo"), xi("xi"), yn("yn");
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+        if (nhwc) s.gpu_tile(g.c, g.x, co, xo, ci, xi, 32, 8, TailStrategy::GuardWithIf);
+        else s.gpu_tile(g.x, g.c, xo, co, xi, ci, 32, 8, TailStrategy::GuardWithIf);
+        s.fuse(g.y, g.n, yn).gpu_blocks(yn);
+    });
+}
+
 // Matrix fragments (conv_bwd_data_mma_gpu): one block = one wave (64 lanes, AMD) or warp (32,
 // NVIDIA) computing tile_m x tile_n fragments of each stride phase of its columns (one phase at
 // stride 1). acc lives per lane in registers (the fragment's elements per lane each); each k-block

@@ -97,7 +97,9 @@ inline std::vector<ConvProblem> conformance_problems() {
         int N, C, K, G, H, W, R, S, stride, dil, pad;
     };
     for (const Grouped &g : {Grouped{2, 16, 24, 2, 9, 11, 3, 3, 1, 1, 1}, Grouped{1, 48, 20, 2, 7, 9, 3, 3, 2, 1, 1},
-                             Grouped{2, 32, 16, 2, 5, 7, 1, 1, 1, 1, 0}, Grouped{1, 64, 36, 4, 9, 8, 5, 3, 1, 2, 2}}) {
+                             Grouped{2, 32, 16, 2, 5, 7, 1, 1, 1, 1, 0}, Grouped{1, 64, 36, 4, 9, 8, 5, 3, 1, 2, 2},
+                             // c / groups 64: a staged backward-data block's channels (block_k) in one group
+                             Grouped{1, 128, 40, 2, 7, 9, 3, 3, 1, 1, 1}}) {
         ConvProblem p;
         p.N = g.N, p.C = g.C, p.K = g.K, p.G = g.G, p.H = g.H, p.W = g.W, p.R = g.R, p.S = g.S;
         p.stride_h = p.stride_w = g.stride;

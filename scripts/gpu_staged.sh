@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The GPU machine (device tool): the staged backward-data candidates (conv_bwd_data_gpu, block_k > 0)
+# against the defaults and the tuned candidates, each forced by name on its suites and checked
+# against cuDNN's output in the same process (scripts/gpu_kernels.sh, one run per suite into
+# $OUT/<suite>/): the any-filter layers (shapes/any_filter.txt), VGG-16 (3x3), ResNet-50 (1x1, 3x3).
+# First the staged kernels against the double reference, then one of them under memcheck.
+# Prints last, per suite, each kernel's geomean of its own time against the suite's default in its
+# layout (scripts/kernel_table.py --base).
+#   SUITES: any vgg resnet (default all)   ITERS: timed calls (10)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=${OUT:-/tmp/convbwd-gpu}
+mkdir -p "$root"
+OUT=$root source scripts/gpu_env.sh
+conformance 'bwdd_f32_*_cuda_*b8,bwdd_f32_*_cuda_*b16' 300
+mv "$out/test_cuda.log" "$out/test_staged.log"
+memcheck 'bwdd_f32_nhwc_s1_any_cuda_c8x8tc8b16' 200
+
+staged() {  # staged candidates of a class, both layouts
+  for l in nhwc nchw; do for t in $2; do echo "bwdd_f32_${l}_s1_$1_cuda_$t"; done; done
+}
+declare -A kernels base
+kernels[any]="bwdd_f32_nhwc_s1_any_cuda_c4x4n0y bwdd_f32_nchw_s1_any_cuda_c4x4s1n0y
+  bwdd_f32_nhwc_s1_any_cuda_c8x4tc8s1j4n0yv4 bwdd_f32_nchw_s1_any_cuda_c8x4tc8s1j4n0yv4
+  bwdd_f32_nhwc_s1_any_cuda_c8x8tc8s1n0yv4 bwdd_f32_nchw_s1_any_cuda_c8x8tc8s1n0yv4
+  $(staged any 'c8x8tc8b16 c8x8tc8b8 c8x8tc8tx16b16 c4x8b16 c8x4tc8tx16b16')"
+base[any]=bwdd_f32_nhwc_s1_any_cuda_c4x4n0y,bwdd_f32_nchw_s1_any_cuda_c4x4s1n0y
+kernels[vgg]="bwdd_f32_nhwc_s1_k3_cuda_c4x7u bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4 $(staged k3 c8x8tc8b16)"
+base[vgg]=bwdd_f32_nhwc_s1_k3_cuda_c4x7u,bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4
+kernels[resnet]="${kernels[vgg]} bwdd_f32_nhwc_s1_k1_cuda_c4x4 bwdd_f32_nchw_s1_k1_cuda_c4x4 $(staged k1 c8x8tc8b16)"
+base[resnet]=bwdd_f32_nhwc_s1_k3_cuda_c4x7u,bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4
+declare -A shapes=([any]=shapes/any_filter.txt [vgg]=shapes/vgg16.txt [resnet]=shapes/resnet50.txt)
+for s in ${SUITES:-any vgg resnet}; do
+  echo "== suite $s"
+  OUT=$root/$s KERNELS="${kernels[$s]}" SHAPES=${shapes[$s]} DIRECTION=2 bash scripts/gpu_kernels.sh > "$root/$s.log" 2>&1
+  tail -2 "$root/$s.log"
+done
+for s in ${SUITES:-any vgg resnet}; do
+  echo "== $s: geomeans over the layers each kernel ran: cuDNN / kernel (same layout, cuDNN's best layout);"
+  echo "   own time of the layout's default / kernel's"
+  d=$(mktemp -d); tar xzf "$root/$s/kernels.tgz" -C "$d"
+  python3 scripts/kernel_table.py "$d"/rows/*.json --base "${base[$s]}" > "$root/$s/table_base.txt"
+  awk '/^own time/{sec=2} /^bwdd/{if (sec == 2) own[$1] = $NF; else { same[$1] = $(NF-1); best[$1] = $NF; n[++k] = $1 }}
+       END {for (i = 1; i <= k; i++) printf "%-48s %6s %6s %6s\n", n[i], same[n[i]], best[n[i]], own[n[i]]}' "$root/$s/table_base.txt"
+done
