@@ -156,7 +156,7 @@ CONVBWD_DEFINE_PARAMS(BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_
       "per filter tap and chunk of k it copies dy's shifted pixels and w's channels into shared memory "   \
       "and each thread sums its tile from there (registers), adding it into the block's accumulators in "  \
       "shared memory (an implicit GEMM over taps x k)",                                                     \
-      0, 8, 16, 32)                                                                                          \
+      0, 8, 16, 32, 64)                                                                                      \
     X(flat, 0, Launch, "",                                                                                   \
       "1 = a pointwise stride-1 problem with dense planes is presented as one row of H*W columns", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)

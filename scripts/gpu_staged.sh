@@ -7,14 +7,35 @@
 # Prints last, per suite, each kernel's geomean of its own time against the suite's default in its
 # layout (scripts/kernel_table.py --base).
 #   SUITES: any vgg resnet (default all)   ITERS: timed calls (10)
+#   STAGED_ANY, STAGED_K3, STAGED_K1: the staged kernels' tags per filter class
+#   LIBRARY=1: instead, every backward-data f32 cuda kernel of the build against the double
+#   reference and the staged dispatcher test, memcheck of the staged default, then the library's own
+#   choices (tuning database included) on shapes/any_filter.txt in both layouts against cuDNN
+#   (rows $OUT/library_<layout>.json, the dispatch log beside them; scripts/suites.py --layers).
+#   SKIP_CHECKS=1: the library's choices only
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=${OUT:-/tmp/convbwd-gpu}
 mkdir -p "$root"
 OUT=$root source scripts/gpu_env.sh
-conformance 'bwdd_f32_*_cuda_*b8,bwdd_f32_*_cuda_*b16' 300
+if [ "${LIBRARY:-0}" = 1 ]; then
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"; date -u | tee -a "$out/device.txt"
+  [ "${SKIP_CHECKS:-0}" = 1 ] || {
+  conformance 'bwdd_f32_*_cuda_*' 400
+  timeout 120 "$bin/convbwd_tests" "--test-case=staged backward-data*" > "$out/test_dispatch.log" 2>&1
+  echo "dispatch tests rc=$? $(grep -E 'staged backward-data kernels checked|^\[doctest\] assertions' "$out/test_dispatch.log" | tr '\n' ' ')"
+  memcheck 'bwdd_f32_nchw_s1_any_cuda_c4x4tc8tx16b64' 200; }
+  for l in NCHW NHWC; do
+    CONVBWD_VERBOSE=dispatch timeout 240 "$bin/convbwd-driver" --shapes shapes/any_filter.txt -I $l -F 2 --target cuda \
+        --compare cudnn -t 1 -V 0 -i 10 --json > "$out/library_$l.json" 2> "$out/library_$l.err"
+    echo "library $l rc=$? rows=$(grep -c '^{' "$out/library_$l.json")"
+  done
+  python3 scripts/suites.py "$out"/library_*.json --layers
+  exit 0
+fi
+conformance 'bwdd_f32_*_cuda_*b8,bwdd_f32_*_cuda_*b16,bwdd_f32_*_cuda_*b32,bwdd_f32_*_cuda_*b64' 300
 mv "$out/test_cuda.log" "$out/test_staged.log"
-memcheck 'bwdd_f32_nhwc_s1_any_cuda_c8x8tc8b16' 200
+memcheck 'bwdd_f32_nchw_s1_any_cuda_c4x4tc8tx16b64' 200
 
 staged() {  # staged candidates of a class, both layouts
   for l in nhwc nchw; do for t in $2; do echo "bwdd_f32_${l}_s1_$1_cuda_$t"; done; done
@@ -23,11 +44,11 @@ declare -A kernels base
 kernels[any]="bwdd_f32_nhwc_s1_any_cuda_c4x4n0y bwdd_f32_nchw_s1_any_cuda_c4x4s1n0y
   bwdd_f32_nhwc_s1_any_cuda_c8x4tc8s1j4n0yv4 bwdd_f32_nchw_s1_any_cuda_c8x4tc8s1j4n0yv4
   bwdd_f32_nhwc_s1_any_cuda_c8x8tc8s1n0yv4 bwdd_f32_nchw_s1_any_cuda_c8x8tc8s1n0yv4
-  $(staged any 'c8x8tc8b16 c8x8tc8b8 c8x8tc8tx16b16 c4x8b16 c8x4tc8tx16b16')"
+  $(staged any "${STAGED_ANY:-c4x4tc8tx16b64 c4x4tc8b64 c4x4tx16b32 c2x4tx16b64 c4x2tc8tx32b64 c4x4b64}")"
 base[any]=bwdd_f32_nhwc_s1_any_cuda_c4x4n0y,bwdd_f32_nchw_s1_any_cuda_c4x4s1n0y
-kernels[vgg]="bwdd_f32_nhwc_s1_k3_cuda_c4x7u bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4 $(staged k3 c8x8tc8b16)"
+kernels[vgg]="bwdd_f32_nhwc_s1_k3_cuda_c4x7u bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4 $(staged k3 "${STAGED_K3:-c4x4tc8tx16b64}")"
 base[vgg]=bwdd_f32_nhwc_s1_k3_cuda_c4x7u,bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4
-kernels[resnet]="${kernels[vgg]} bwdd_f32_nhwc_s1_k1_cuda_c4x4 bwdd_f32_nchw_s1_k1_cuda_c4x4 $(staged k1 c8x8tc8b16)"
+kernels[resnet]="${kernels[vgg]} bwdd_f32_nhwc_s1_k1_cuda_c4x4 bwdd_f32_nchw_s1_k1_cuda_c4x4 $(staged k1 "${STAGED_K1:-c4x4tc8tx16b64}")"
 base[resnet]=bwdd_f32_nhwc_s1_k3_cuda_c4x7u,bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4
 declare -A shapes=([any]=shapes/any_filter.txt [vgg]=shapes/vgg16.txt [resnet]=shapes/resnet50.txt)
 for s in ${SUITES:-any vgg resnet}; do

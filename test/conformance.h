@@ -99,7 +99,7 @@ inline std::vector<ConvProblem> conformance_problems() {
     for (const Grouped &g : {Grouped{2, 16, 24, 2, 9, 11, 3, 3, 1, 1, 1}, Grouped{1, 48, 20, 2, 7, 9, 3, 3, 2, 1, 1},
                              Grouped{2, 32, 16, 2, 5, 7, 1, 1, 1, 1, 0}, Grouped{1, 64, 36, 4, 9, 8, 5, 3, 1, 2, 2},
                              // c / groups 64: a staged backward-data block's channels (block_k) in one group
-                             Grouped{1, 128, 40, 2, 7, 9, 3, 3, 1, 1, 1}}) {
+                             Grouped{1, 128, 80, 2, 7, 9, 3, 3, 1, 1, 1}}) {
         ConvProblem p;
         p.N = g.N, p.C = g.C, p.K = g.K, p.G = g.G, p.H = g.H, p.W = g.W, p.R = g.R, p.S = g.S;
         p.stride_h = p.stride_w = g.stride;
@@ -115,6 +115,15 @@ inline std::vector<ConvProblem> conformance_problems() {
         p.stride_h = p.stride_w = stride;
         p.dilation_h = p.dilation_w = 3 - stride;
         p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = 1;
+        out.push_back(with_derived_output(p));
+    }
+    // K past one chunk of 64 with a tail (the staged backward-data kernels sum k in chunks of
+    // block_k), a 5x3 dilated filter, asymmetric padding, channels past one block tile.
+    {
+        ConvProblem p;
+        p.N = 2, p.C = 40, p.K = 80, p.H = 9, p.W = 11, p.R = 5, p.S = 3;
+        p.dilation_h = p.dilation_w = 2;
+        p.pad_top = 3, p.pad_bottom = 1, p.pad_left = 2, p.pad_right = 2;
         out.push_back(with_derived_output(p));
     }
     // A pointwise plane of 60 columns in rows of 10: read as one row it is whole vectors of 4

@@ -1,6 +1,7 @@
 // Dispatcher: the specialised kernel is chosen where it applies, the fallback otherwise, no
 // problem is left without a kernel, and the chosen kernel matches the reference.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "conformance.h"
@@ -239,6 +240,51 @@ TEST_CASE("staged fragment backward-weight kernels refuse channels, strides and 
         checked++;
     }
     MESSAGE(checked, " staged fragment backward-weight kernels checked");
+}
+
+// Staged backward-data kernels (conv_bwd_data_gpu, block_k > 0) refuse, naming why: k / groups under
+// half their chunk of k (a performance condition), and a grouped problem whose c / groups is not a
+// multiple of their block's channels (each block reads its group from its first channel); they
+// take k / groups at half a chunk, and groups whose c / groups is a multiple of the block. Runs
+// where such a kernel is built (the OpenCL candidates: every CI build).
+TEST_CASE("staged backward-data kernels refuse small k / groups and groups their block straddles") {
+    int checked = 0;
+    for (int i = 0; i < convbwd_kernel_count(); i++) {
+        convbwd_kernel_desc d;
+        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+        // A knob's value from the kernel's knobs ("name=value ...", every knob; 0 where absent).
+        auto knob = [&](const std::string &name) {
+            const std::string all = " " + std::string(d.schedule), key = " " + name + "=";
+            const size_t at = all.find(key);
+            return at == std::string::npos ? 0 : std::atoi(all.c_str() + at + key.size());
+        };
+        const int chunk = knob("block_k");
+        if (d.direction != CONVBWD_BWD_DATA || chunk == 0) continue;
+        const int block_c = knob("tile_c") * knob("threads_c");
+        CAPTURE(std::string(d.name));
+        auto select = [&](int C, int K, int G) {
+            ConvProblem p{.N = 1, .C = C, .H = 9, .W = 9, .K = K, .R = 5, .S = 5, .G = G, .pad_top = 2, .pad_bottom = 2,
+                          .pad_left = 2, .pad_right = 2, .dtype = DType::F32,
+                          .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
+            convbwd_problem c = to_c(with_derived_output(p));
+            convbwd_exec e{};
+            e.target = d.target;
+            e.kernel = d.name;
+            const char *got = nullptr;
+            return convbwd_select_kernel(&c, CONVBWD_BWD_DATA, CONVBWD_F32, d.layout, &e, &got);
+        };
+        CHECK(select(block_c, chunk / 2, 1) == CONVBWD_SUCCESS);
+        CHECK(select(block_c, chunk / 2 - 1, 1) == CONVBWD_NO_KERNEL);
+        std::string err = convbwd_last_error();
+        CHECK_MESSAGE(err.find("k: k / groups = " + std::to_string(chunk / 2 - 1)) != std::string::npos, err);
+        CHECK_MESSAGE(err.find("block_k = " + std::to_string(chunk)) != std::string::npos, err);
+        CHECK(select(2 * block_c, chunk, 2) == CONVBWD_SUCCESS);
+        CHECK(select(3 * block_c, 2 * chunk, 2) == CONVBWD_NO_KERNEL);  // c / groups = 1.5 blocks
+        err = convbwd_last_error();
+        CHECK_MESSAGE(err.find("groups: c / groups = " + std::to_string(3 * block_c / 2)) != std::string::npos, err);
+        checked++;
+    }
+    MESSAGE(checked, " staged backward-data kernels checked");
 }
 
 // GPU kernels put rows x images on a grid dim of at most 65535 blocks: the dispatcher refuses

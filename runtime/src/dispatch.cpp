@@ -67,6 +67,12 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
             return "groups: c / groups = " + std::to_string(cg) + " is under the kernel's channel tile (" +
                    std::to_string(gcs.min) + "): its tiles would run mostly masked";
     }
+    // A performance condition: a staged backward-data kernel sums k in chunks of block_k, which a
+    // k / groups under half a chunk leaves mostly empty (DCGAN's k = 1 layer: 0.11x of the next
+    // default on the H100, docs/PERFORMANCE.md).
+    if (const int chunk = staged_k_chunk(k); chunk > 0 && 2 * (p.K / p.G) < chunk)
+        return "k: k / groups = " + std::to_string(p.K / p.G) + " is under half the kernel's chunk of k (block_k = " +
+               std::to_string(chunk) + "): its chunks would run mostly empty";
     // GPU kernels put rows x images (and staged copies their padded rows) on a grid dim that
     // holds at most 65535 blocks (CUDA's y and z; kept for every GPU target).
     if (const int64_t rows = gpu_grid_rows(sel, q); rows > 65535)

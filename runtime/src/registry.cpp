@@ -263,6 +263,11 @@ int input_channel_vector(const KernelInfo &k) {
                                        : to_params<BwdWeightMmaGpuParams>(kv).channel_vector();
 }
 
+int staged_k_chunk(const KernelInfo &k) {
+    const KnobValues &kv = kernel_knobs(k);
+    return kv.family == find_family("conv_bwd_data_gpu") ? kv.get("block_k") : 0;
+}
+
 GroupChannels group_channels(const KernelInfo &k) {
     const KnobValues &kv = kernel_knobs(k);
     return kv.family->group_channels ? kv.family->group_channels(kv) : GroupChannels{};
