@@ -368,7 +368,8 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     }
     Expr ch = cb * bc + j;
     g.bs = Func("bs");
-    g.bs(j, kk, cb, kcv, sv, rv) =
+    // (pb and n unused: bs has as's dims, so that a schedule can copy both in one loop nest.)
+    g.bs(j, kk, pb, cb, kcv, sv, rv, n) =
         select(ch < a.C && kin < Kg, g.wt(clamp(c_in_group(ch), 0, Cg - 1), grp * Kg + clamp(kin, 0, Kg - 1), sv, rv), 0.0f);
 
     Var &xr = g.xr, &cr = g.cr, &xt = g.xt, &ct = g.ct;
@@ -376,7 +377,7 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     g.cp = Func("cp");
     g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) = 0.0f;
     g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) +=
-        g.as(g.kb.x, xr * threads_x + xt, pb, cb, kcv, sv, rv, n) * g.bs(cr * threads_c + ct, g.kb.x, cb, kcv, sv, rv);
+        g.as(g.kb.x, xr * threads_x + xt, pb, cb, kcv, sv, rv, n) * g.bs(cr * threads_c + ct, g.kb.x, pb, cb, kcv, sv, rv, n);
     g.rc = RDom(0, (Kg + block_k - 1) / block_k, 0, S, 0, R, "rc");
     g.partial = Func("partial");
     g.partial(xr, cr, xt, ct, pb, cb, n) = 0.0f;

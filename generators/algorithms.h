@@ -118,8 +118,8 @@ BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Fun
 // chunk of block_k k values (the reduction rc: rc.x = chunk, rc.y = s, rc.z = r):
 //   as(kk, j, pb, cb, kcv, sv, rv, n) = dy at block pixel j, tap (sv, rv), k = chunk kcv's kk-th
 //     of the block's group (zero outside dy, past the plane and past k);
-//   bs(j, kk, cb, kcv, sv, rv) = w at block channel j (zero past C and k), read from wt(c, k, s, r),
-//     w copied with the channels innermost;
+//   bs(j, kk, pb, cb, kcv, sv, rv, n) = w at block channel j (zero past C and k; pb and n unused),
+//     read from wt(c, k, s, r), w copied with the channels innermost;
 //   cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) = that chunk's sums (update over kb = kk);
 //   partial(xr, cr, xt, ct, pb, cb, n) += cp over rc (in order).
 // dxf(pixel, c, n) = partial (a flat copy of dx), then out(x, y, c, n) from dxf(y * W + x, c, n).

@@ -580,6 +580,9 @@ void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, Layout layout) {
     g.bs.compute_at(chunk).store_in(MemoryType::GPUShared).bound_extent(g.j, bc).bound_extent(g.kk, g.block_k)
         .fuse(g.j, g.kk, e);
     spread(g.bs);
+    // NCHW: both copies in one loop nest over the threads (one barrier before the sums, not two).
+    // NHWC's dy copy runs along k and w's along the channels: compute_with needs one loop order.
+    if (!nhwc) g.bs.compute_with(g.as, eh);
 
     Var xo("xo"), xi("xi"), yn("yn");
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
