@@ -109,7 +109,7 @@ BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Fun
                                     const ConvArgs &a, DType t, StrideClass sc, FilterClass fc, int frag_kind,
                                     int vec = 1);
 
-// Backward-data at stride 1 as an implicit GEMM staged per block (conv_bwd_data_gpu, block_k > 0):
+// Backward-data at stride 1 as an implicit GEMM staged per block (conv_bwd_data_staged_gpu):
 // dx[pixel, c] = sum over taps (s, r) and k of dy[pixel shifted by the tap, k] w[s, r, c, k], with
 // a plane's pixels flattened (pixel = y * W + x, so rows of 17 or 35 columns fill whole tiles).
 // A block owns bp = tile_x * threads_x pixels (pb: the pixel tile) x bc = tile_c * threads_c channels

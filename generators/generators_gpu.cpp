@@ -33,17 +33,6 @@ public:
 
     void generate() {
         ConvArgs args = this->bwd_data_args();
-        if (const BwdDataGpuParams p = knobs.params(); p.block_k > 0 && !this->using_autoscheduler()) {
-            // Operands staged per block (an implicit GEMM over taps x k; valid(): stride s1, f32).
-            this->require_valid(p, "conv_bwd_data_gpu");
-            BwdDataStagedGraph g = define_bwd_data_staged(*a, *b, *prev, Func(*out), args, dtype, filter_class, p.tile_x,
-                                                          p.tile_c, p.threads_x, p.threads_c, p.block_k);
-            for (auto *buf : {a, b, prev}) this->constrain_layout(*buf);
-            this->constrain_layout(*out);
-            this->constrain_filter(*b);
-            schedule_bwd_data_staged_gpu(g, layout);
-            return;
-        }
         BwdDataGraph g = this->build_bwd_data(args);
         if (this->autoscheduled()) return;
         const BwdDataGpuParams p = knobs.params();
@@ -69,6 +58,28 @@ public:
             constrain(*prev);
         }
         schedule_bwd_data_gpu(g, p, args, layout, stride_class, filter_class, gc);
+    }
+};
+
+// Staged backward-data (conv_bwd_data_staged_gpu): stride 1, f32, an implicit GEMM over taps x k
+// with its operands staged per block in shared memory (valid() holds the class and the budget).
+class ConvBwdDataStagedGpu : public ConvGeneratorBase<ConvBwdDataStagedGpu> {
+public:
+    static constexpr bool kHasWorkspace = false;
+    static constexpr Direction kDir = Direction::BwdData;
+    static constexpr GroupClass kGroups = GroupClass::Any;
+    BwdDataStagedGpuKnobs knobs;
+
+    void generate() {
+        ConvArgs args = bwd_data_args();
+        const BwdDataStagedGpuParams p = knobs.params();
+        require_valid(p, "conv_bwd_data_staged_gpu");
+        BwdDataStagedGraph g = define_bwd_data_staged(*a, *b, *prev, Func(*out), args, dtype, filter_class, p.tile_x,
+                                                      p.tile_c, p.threads_x, p.threads_c, p.block_k);
+        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
+        constrain_layout(*out);
+        constrain_filter(*b);
+        schedule_bwd_data_staged_gpu(g, layout);
     }
 };
 
@@ -181,6 +192,7 @@ HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataGpuDw, conv_bwd_data_dw_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuAny, conv_bwd_weight_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuDw, conv_bwd_weight_dw_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataScatterGpu, conv_bwd_data_scatter_gpu)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataStagedGpu, conv_bwd_data_staged_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataMmaGpu, conv_bwd_data_mma_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightMmaGpu, conv_bwd_weight_mma_gpu)
 // The autoscheduler baselines (schedules/spaces.h): the same generators, run by convbwd-tune with

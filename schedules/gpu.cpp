@@ -497,7 +497,7 @@ void schedule_column_copy(Func f, int vec) {
 }
 }  // namespace
 
-// Backward-data staged per block (conv_bwd_data_gpu, block_k > 0; define_bwd_data_staged): a block
+// Backward-data staged per block (conv_bwd_data_staged_gpu; define_bwd_data_staged): a block
 // of threads_c x threads_x threads per (pixel tile, image, channel tile). Per tap and chunk of k
 // (the block's serial loop), the block copies the chunk's dy pixels and w channels into shared
 // memory (a thread loop outermost, each thread taking every threads-th element: consecutive

@@ -150,19 +150,27 @@ CONVBWD_DEFINE_PARAMS(BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_
       "4 = NCHW read in place: a thread's columns loaded and stored as 16-byte vectors (rows, strides "     \
       "and bases multiples of 4 elements)",                                                                  \
       1, 4)                                                                                                  \
-    X(block_k, 0, Compile, "b",                                                                              \
-      "k per chunk staged in shared memory (0 = none; stride 1, f32): a block of threads_c x threads_x "   \
-      "threads owns tile_c * threads_c channels x tile_x * threads_x pixels of a plane (rows flattened); "  \
-      "per filter tap and chunk of k it copies dy's shifted pixels and w's channels into shared memory "   \
-      "and each thread sums its tile from there (registers), adding it into the block's accumulators in "  \
-      "shared memory (an implicit GEMM over taps x k)",                                                     \
-      0, 8, 16, 32, 64)                                                                                      \
     X(flat, 0, Launch, "",                                                                                   \
       "1 = a pointwise stride-1 problem with dense planes is presented as one row of H*W columns", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
-// A staged backward-data block's tile (block_k > 0): pixels and channels, every thread's.
-inline int data_block_pixels(const BwdDataGpuParams &p) { return p.tile_x * p.threads_x; }
-inline int data_block_channels(const BwdDataGpuParams &p) { return p.tile_c * p.threads_c; }
+
+// ---- Backward-data, GPU, staged (conv_bwd_data_staged_gpu): stride-1 f32 backward-data as an
+// implicit GEMM over taps x k through shared memory (define_bwd_data_staged). A block of threads_c x
+// threads_x threads owns tile_c * threads_c channels x tile_x * threads_x pixels of a plane whose
+// rows are flattened; per filter tap and chunk of block_k k it copies dy's shifted pixels and w's
+// channels into shared memory, each thread sums its tile of the chunk in registers and adds it into
+// the block's accumulators, which stay in shared memory across the chunks.
+#define CONVBWD_BWD_DATA_STAGED_GPU_KNOBS(X)                                                                 \
+    X(tile_c, 4, Compile, "c!", "channels per thread (registers): every threads_c-th of the block's", 1, 2, 4, 8) \
+    X(tile_x, 4, Compile, "x!", "pixels per thread (registers): every threads_x-th of the block's", 1, 2, 4, 8)  \
+    X(threads_c, 8, Compile, "tc", "threads along the block's channels", 4, 8, 16, 32)                       \
+    X(threads_x, 16, Compile, "tx", "threads along the block's pixels", 4, 8, 16, 32)                        \
+    X(block_k, 64, Compile, "b", "k per chunk staged in shared memory (k / groups under half a chunk goes "  \
+      "to another kernel: the dispatcher)", 8, 16, 32, 64)
+CONVBWD_DEFINE_PARAMS(BwdDataStagedGpuParams, CONVBWD_BWD_DATA_STAGED_GPU_KNOBS)
+// A staged backward-data block's tile: pixels and channels, every thread's.
+inline int data_block_pixels(const BwdDataStagedGpuParams &p) { return p.tile_x * p.threads_x; }
+inline int data_block_channels(const BwdDataStagedGpuParams &p) { return p.tile_c * p.threads_c; }
 
 // The fragment kind, one knob of both matrix-fragment families (generators/fragments.h).
 #define CONVBWD_FRAG_KNOB(X)                                                                                 \
@@ -292,10 +300,12 @@ inline int BwdDataHostParams::packed_tile() const { return pack ? vec * tile_c :
 inline int BwdDataHostParams::group_channel_tile() const { return std::max(1, packed_tile()); }
 inline int BwdDataHostParams::group_channels_min() const { return 1; }
 inline int BwdWeightHostParams::group_channel_tile() const { return 1; }
-// GPU backward-data: a staged block's channels lie in one group (its group read from its first
-// channel, define_bwd_data_staged).
-inline int BwdDataGpuParams::group_channel_tile() const { return block_k > 0 ? data_block_channels(*this) : 1; }
-inline int BwdDataGpuParams::group_channels_min() const { return 1; }
+// Staged backward-data: a block's channels lie in one group (its group read from its first
+// channel, define_bwd_data_staged); no channel or column vectors.
+inline int BwdDataStagedGpuParams::group_channel_tile() const { return data_block_channels(*this); }
+inline int BwdDataStagedGpuParams::group_channels_min() const { return 1; }
+inline int BwdDataStagedGpuParams::channel_vector() const { return 1; }
+inline int BwdDataStagedGpuParams::column_vector() const { return 1; }
 inline int BwdWeightHostParams::group_channels_min() const { return vec * tile_c; }
 
 // Backward-weight on GPUs: the taps a thread holds (tile_s needs fuse_taps), and whether a
@@ -386,8 +396,11 @@ inline const std::vector<Family> &families() {
          &BwdWeightNarrowHostParams::knobs,
          "narrow backward-weight (c / groups < 8: first layers, small groups): vectors along the columns"},
         {"conv_bwd_data_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "", &BwdDataGpuParams::knobs,
-         "backward-data by stride phases, a register tile per thread (block_k > 0: operands staged per block)",
-         nullptr, &group_channels_of<BwdDataGpuParams>},
+         "backward-data by stride phases, a register tile per thread"},
+        {"conv_bwd_data_staged_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "st",
+         &BwdDataStagedGpuParams::knobs,
+         "stride-1 f32 backward-data as an implicit GEMM over taps x k, operands staged per block in shared memory",
+         nullptr, &group_channels_of<BwdDataStagedGpuParams>},
         {"conv_bwd_data_scatter_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "scatter",
          &BwdDataGpuParams::knobs, "comparison baseline: zero-inserted dy (scatter) then the stride-1 algorithm"},
         {"conv_bwd_weight_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Any, "", &BwdWeightGpuParams::knobs,
@@ -622,6 +635,19 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         }
         if (f.dir == Direction::BwdWeight && vals.get("warps_m") * vals.get("warps_n") > 1)
             if (!(e = need(vals.get("stage") > 0, "warps_m, warps_n > 1 need stage > 0 (the warps share the staged chunk)")).empty()) return e;
+    } else if (f.knobs == &BwdDataStagedGpuParams::knobs) {
+        const auto p = to_params<BwdDataStagedGpuParams>(vals);
+        if (!(e = need(c.stride == StrideClass::S1 && c.dtype == DType::F32, "staged backward-data: stride s1, dtype f32")).empty()) return e;
+        if (!(e = need(p.tile_c * p.tile_x <= 64, "tile_c * tile_x <= 64 accumulators")).empty()) return e;
+        if (!(e = need((p.threads_c * p.threads_x) % 64 == 0 && p.threads_c * p.threads_x <= 1024,
+                       "threads_c * threads_x a multiple of 64 (an AMD wave), at most 1024")).empty()) return e;
+        // Shared memory: the block's accumulators and a chunk of both operands (dy's rows padded by
+        // one), within the 48 KiB a launch gets without opting in.
+        const int bp = data_block_pixels(p), bc = data_block_channels(p);
+        const int bytes = 4 * (bp * bc + p.block_k * (bp + 1 + bc));
+        if (!(e = need(bytes <= 48 * 1024, "block accumulators + chunk <= 48 KiB of shared memory (" +
+                                               std::to_string(bytes) + " bytes)")).empty()) return e;
+        if (amd && !(e = need(p.tile_c * p.tile_x <= 32, "AMD: tile_c * tile_x <= 32 (4 waves per SIMD)")).empty()) return e;
     } else if (f.dir == Direction::BwdData) {
         const auto p = to_params<BwdDataGpuParams>(vals);
         if (!(e = need(p.tile_c * p.tile_x <= 64, "tile_c * tile_x <= 64 accumulators")).empty()) return e;
@@ -649,22 +675,6 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
                        "flat=1 applies to pointwise stride-1 problems only (stride s1|any, filter k1|any)")).empty())
             return e;
         if (amd && !(e = need(p.tile_c * p.tile_x <= 32, "AMD: tile_c * tile_x <= 32 (4 waves per SIMD)")).empty()) return e;
-        if (p.block_k > 0) {
-            if (!(e = need(std::string(f.name) == "conv_bwd_data_gpu", "block_k > 0 is conv_bwd_data_gpu's")).empty()) return e;
-            if (!(e = need(c.stride == StrideClass::S1 && c.dtype == DType::F32, "block_k > 0 needs stride s1, dtype f32")).empty()) return e;
-            // The register-tile knobs it does not read stay at their defaults (one point each).
-            if (!(e = need(p.stage == 0 && p.first_layer == 0 && p.unroll_taps == 0 && p.tap_chunk == 0 && p.narrow == 1 &&
-                               p.fuse_rows == 0 && p.vec == 1 && p.xvec == 1,
-                           "block_k > 0: stage, first_layer, unroll_taps, tap_chunk, narrow, fuse_rows, vec, xvec at "
-                           "their defaults (the staged tile reads none of them)")).empty())
-                return e;
-            // Shared memory: the block's accumulators and a chunk of both operands (dy's rows padded
-            // by one), within the 48 KiB a launch gets without opting in.
-            const int bp = data_block_pixels(p), bc = data_block_channels(p);
-            const int bytes = 4 * (bp * bc + p.block_k * (bp + 1 + bc));
-            if (!(e = need(bytes <= 48 * 1024, "block_k > 0: block accumulators + chunk <= 48 KiB of shared memory (" +
-                                                   std::to_string(bytes) + " bytes)")).empty()) return e;
-        }
     } else {
         const auto p = to_params<BwdWeightGpuParams>(vals);
         const int ts = taps_per_thread(p);

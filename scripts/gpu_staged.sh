@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU machine (device tool): the staged backward-data candidates (conv_bwd_data_gpu, block_k > 0)
+# The GPU machine (device tool): the staged backward-data kernels (conv_bwd_data_staged_gpu)
 # against the defaults and the tuned candidates, each forced by name on its suites and checked
 # against cuDNN's output in the same process (scripts/gpu_kernels.sh, one run per suite into
 # $OUT/<suite>/): the any-filter layers (shapes/any_filter.txt), VGG-16 (3x3), ResNet-50 (1x1, 3x3).
@@ -24,7 +24,7 @@ if [ "${LIBRARY:-0}" = 1 ]; then
   conformance 'bwdd_f32_*_cuda_*' 400
   timeout 120 "$bin/convbwd_tests" "--test-case=staged backward-data*" > "$out/test_dispatch.log" 2>&1
   echo "dispatch tests rc=$? $(grep -E 'staged backward-data kernels checked|^\[doctest\] assertions' "$out/test_dispatch.log" | tr '\n' ' ')"
-  memcheck 'bwdd_f32_nchw_s1_any_cuda_c4x4tc8tx16b64' 200; }
+  memcheck 'bwdd_f32_nchw_s1_any_cuda_stc4x4' 200; }
   for l in NCHW NHWC; do
     CONVBWD_VERBOSE=dispatch timeout 240 "$bin/convbwd-driver" --shapes shapes/any_filter.txt -I $l -F 2 --target cuda \
         --compare cudnn -t 1 -V 0 -i 10 --json > "$out/library_$l.json" 2> "$out/library_$l.err"
@@ -33,9 +33,9 @@ if [ "${LIBRARY:-0}" = 1 ]; then
   python3 scripts/suites.py "$out"/library_*.json --layers
   exit 0
 fi
-conformance 'bwdd_f32_*_cuda_*b8,bwdd_f32_*_cuda_*b16,bwdd_f32_*_cuda_*b32,bwdd_f32_*_cuda_*b64' 300
+conformance 'bwdd_f32_*_cuda_st*' 300
 mv "$out/test_cuda.log" "$out/test_staged.log"
-memcheck 'bwdd_f32_nchw_s1_any_cuda_c4x4tc8tx16b64' 200
+memcheck 'bwdd_f32_nchw_s1_any_cuda_stc4x4' 200
 
 staged() {  # staged candidates of a class, both layouts
   for l in nhwc nchw; do for t in $2; do echo "bwdd_f32_${l}_s1_$1_cuda_$t"; done; done
@@ -44,11 +44,11 @@ declare -A kernels base
 kernels[any]="bwdd_f32_nhwc_s1_any_cuda_c4x4n0y bwdd_f32_nchw_s1_any_cuda_c4x4s1n0y
   bwdd_f32_nhwc_s1_any_cuda_c8x4tc8s1j4n0yv4 bwdd_f32_nchw_s1_any_cuda_c8x4tc8s1j4n0yv4
   bwdd_f32_nhwc_s1_any_cuda_c8x8tc8s1n0yv4 bwdd_f32_nchw_s1_any_cuda_c8x8tc8s1n0yv4
-  $(staged any "${STAGED_ANY:-c4x4tc8tx16b64 c4x4tc8b64 c4x4tx16b32 c2x4tx16b64 c4x2tc8tx32b64 c4x4b64}")"
+  $(staged any "${STAGED_ANY:-stc4x4 stc4x4tc16tx8}")"
 base[any]=bwdd_f32_nhwc_s1_any_cuda_c4x4n0y,bwdd_f32_nchw_s1_any_cuda_c4x4s1n0y
-kernels[vgg]="bwdd_f32_nhwc_s1_k3_cuda_c4x7u bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4 $(staged k3 "${STAGED_K3:-c4x4tc8tx16b64}")"
+kernels[vgg]="bwdd_f32_nhwc_s1_k3_cuda_c4x7u bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4 $(staged k3 "${STAGED_K3:-stc4x4}")"
 base[vgg]=bwdd_f32_nhwc_s1_k3_cuda_c4x7u,bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4
-kernels[resnet]="${kernels[vgg]} bwdd_f32_nhwc_s1_k1_cuda_c4x4 bwdd_f32_nchw_s1_k1_cuda_c4x4 $(staged k1 "${STAGED_K1:-c4x4tc8tx16b64}")"
+kernels[resnet]="${kernels[vgg]} bwdd_f32_nhwc_s1_k1_cuda_c4x4 bwdd_f32_nchw_s1_k1_cuda_c4x4 $(staged k1 "${STAGED_K1:-stc4x4}")"
 base[resnet]=bwdd_f32_nhwc_s1_k3_cuda_c4x7u,bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4
 declare -A shapes=([any]=shapes/any_filter.txt [vgg]=shapes/vgg16.txt [resnet]=shapes/resnet50.txt)
 for s in ${SUITES:-any vgg resnet}; do

@@ -242,7 +242,7 @@ TEST_CASE("staged fragment backward-weight kernels refuse channels, strides and 
     MESSAGE(checked, " staged fragment backward-weight kernels checked");
 }
 
-// Staged backward-data kernels (conv_bwd_data_gpu, block_k > 0) refuse, naming why: k / groups under
+// Staged backward-data kernels (conv_bwd_data_staged_gpu) refuse, naming why: k / groups under
 // half their chunk of k (a performance condition), and a grouped problem whose c / groups is not a
 // multiple of their block's channels (each block reads its group from its first channel); they
 // take k / groups at half a chunk, and groups whose c / groups is a multiple of the block. Runs
@@ -258,8 +258,9 @@ TEST_CASE("staged backward-data kernels refuse small k / groups and groups their
             const size_t at = all.find(key);
             return at == std::string::npos ? 0 : std::atoi(all.c_str() + at + key.size());
         };
+        if (std::string(d.family) != "conv_bwd_data_staged_gpu") continue;
         const int chunk = knob("block_k");
-        if (d.direction != CONVBWD_BWD_DATA || chunk == 0) continue;
+        REQUIRE(chunk > 0);
         const int block_c = knob("tile_c") * knob("threads_c");
         CAPTURE(std::string(d.name));
         auto select = [&](int C, int K, int G) {

@@ -90,7 +90,7 @@ int column_vector(const KernelInfo &k);
 // data: dy, vec; backward-weight with staged chunks: x and dy, channel_vector()): k, their bases
 // and their N, H and W strides must be multiples of it; 1 for every other kernel.
 int input_channel_vector(const KernelInfo &k);
-// A staged GPU backward-data kernel's chunk of k (conv_bwd_data_gpu's block_k; 0 for every other
+// A staged GPU backward-data kernel's chunk of k (conv_bwd_data_staged_gpu's block_k; 0 for every other
 // kernel): the dispatcher refuses problems whose k / groups would leave its chunks mostly empty.
 int staged_k_chunk(const KernelInfo &k);
 

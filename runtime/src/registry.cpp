@@ -252,6 +252,7 @@ int channel_vector(const KernelInfo &k) {
     if (calls_fragments(*kv.family))
         return k.dir == Direction::BwdData ? to_params<BwdDataMmaGpuParams>(kv).channel_vector()
                                            : to_params<BwdWeightMmaGpuParams>(kv).channel_vector();
+    if (kv.family->knobs == &BwdDataStagedGpuParams::knobs) return to_params<BwdDataStagedGpuParams>(kv).channel_vector();
     return k.dir == Direction::BwdData ? to_params<BwdDataGpuParams>(kv).channel_vector()
                                        : to_params<BwdWeightGpuParams>(kv).channel_vector();
 }
@@ -265,7 +266,7 @@ int input_channel_vector(const KernelInfo &k) {
 
 int staged_k_chunk(const KernelInfo &k) {
     const KnobValues &kv = kernel_knobs(k);
-    return kv.family == find_family("conv_bwd_data_gpu") ? kv.get("block_k") : 0;
+    return kv.family->knobs == &BwdDataStagedGpuParams::knobs ? to_params<BwdDataStagedGpuParams>(kv).block_k : 0;
 }
 
 GroupChannels group_channels(const KernelInfo &k) {
@@ -282,6 +283,9 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q) {
         if (k.dir == Direction::BwdWeight) return 0;
         return flattens_pointwise_plane(s, p) && q.planes_dense ? N : H * N;
     }
+    // Staged backward-data: its copy into dx (out) fuses rows and images; its main kernel puts the
+    // pixel tiles x images on the grid's first dim (no limit), the channel tiles on the second.
+    if (s.knobs.family->knobs == &BwdDataStagedGpuParams::knobs) return H * N;
     if (k.dir == Direction::BwdData) {
         const BwdDataGpuParams g = params_of<BwdDataGpuParams>(s);
         // The output (and a stride phase array) fuses rows and images; a plane read as one row
@@ -311,6 +315,7 @@ int column_vector(const KernelInfo &k) {
     if (k.dir != Direction::BwdData || k.device == Device::Host) return 1;
     const KnobValues &kv = kernel_knobs(k);
     if (calls_fragments(*kv.family)) return to_params<BwdDataMmaGpuParams>(kv).column_vector();
+    if (kv.family->knobs == &BwdDataStagedGpuParams::knobs) return to_params<BwdDataStagedGpuParams>(kv).column_vector();
     return to_params<BwdDataGpuParams>(kv).column_vector();
 }
 
