@@ -189,6 +189,13 @@ protected:
         return r;
     }
 
+    // Backward-data's buffers: dy (a), w (b), prev and dx (out) in the layout, w of the class's filter.
+    void constrain_bwd_data_buffers() {
+        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
+        constrain_layout(*out);
+        constrain_filter(*b);
+    }
+
     // The algorithm over this generator's buffers, with the layout and class constraints.
     // Backward-data: a = dy, b = w, out = dx.
     ConvArgs bwd_data_args() {
@@ -207,9 +214,7 @@ protected:
         require_groups(args);
         BwdDataGraph g =
             define_bwd_data(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, Gen::kGroups, w_tile);
-        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
-        constrain_layout(*out);
-        constrain_filter(*b);
+        constrain_bwd_data_buffers();
         if constexpr (Gen::kGroups == GroupClass::Depthwise) b->dim(2).set_extent(1);  // w's C / G
         return g;
     }

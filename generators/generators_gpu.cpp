@@ -76,9 +76,7 @@ public:
         require_valid(p, "conv_bwd_data_staged_gpu");
         BwdDataStagedGraph g = define_bwd_data_staged(*a, *b, *prev, Func(*out), args, dtype, filter_class, p.tile_x,
                                                       p.tile_c, p.threads_x, p.threads_c, p.block_k);
-        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
-        constrain_layout(*out);
-        constrain_filter(*b);
+        constrain_bwd_data_buffers();
         schedule_bwd_data_staged_gpu(g, layout);
     }
 };
@@ -97,9 +95,7 @@ public:
         const BwdDataMmaGpuParams p = knobs.params();
         BwdDataMmaGraph g =
             define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.frag, p.vec);
-        for (auto *buf : {a, b, prev}) constrain_layout(*buf);
-        constrain_layout(*out);
-        constrain_filter(*b);
+        constrain_bwd_data_buffers();
         if (p.vec > 1) {
             // dy's channel groups load as vectors: k, dy's base and its other strides multiples of
             // the vector, which Halide then sees (the dispatcher checks first).
