@@ -318,9 +318,11 @@ TEST_CASE("GPU kernels refuse more rows x images than a grid dim holds, naming t
         for (const Case &c : cases) {
             CAPTURE(c.n);
             CAPTURE(c.h);
-            // (Depthwise kernels take c = k = groups.)
+            // (Depthwise kernels take c = k = groups; staged backward-data kernels k / groups of at
+            // least half their chunk.)
             const int G = std::string(d.family).find("_dw_") != std::string::npos ? 4 : 1;
-            ConvProblem p{.N = c.n, .C = 4, .H = c.h, .W = 4, .K = 4, .R = f, .S = f, .G = G, .pad_top = f / 2,
+            const int K = std::string(d.family) == "conv_bwd_data_staged_gpu" ? 64 : 4;
+            ConvProblem p{.N = c.n, .C = 4, .H = c.h, .W = 4, .K = K, .R = f, .S = f, .G = G, .pad_top = f / 2,
                           .pad_bottom = f / 2, .pad_left = f / 2, .pad_right = f / 2, .stride_h = stride,
                           .stride_w = stride, .dtype = (DType)d.dtype, .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
             p = with_derived_output(p);
