@@ -340,7 +340,6 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
                                           FilterClass fc, int tile_x, int tile_c, int threads_x, int threads_c,
                                           int block_k) {
     BwdDataStagedGraph g;
-    g.tile_x = tile_x, g.tile_c = tile_c, g.threads_x = threads_x, g.threads_c = threads_c, g.block_k = block_k;
     g.beta = a.beta;
     ClassConsts k1 = class_consts(StrideClass::S1, fc);
     Expr R = or_const(k1.filter, a.R), S = or_const(k1.filter, a.S);

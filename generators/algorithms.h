@@ -131,7 +131,6 @@ struct BwdDataStagedGraph {
     Halide::Var xr{"xr"}, cr{"cr"}, xt{"xt"}, ct{"ct"}, pix{"pix"};
     Halide::Var x{"x"}, y{"y"}, c{"c"}, n{"n"};
     Halide::RDom kb, rc;
-    int tile_x = 1, tile_c = 1, threads_x = 1, threads_c = 1, block_k = 0;
     Halide::Expr beta;
 };
 BwdDataStagedGraph define_bwd_data_staged(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,

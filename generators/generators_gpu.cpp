@@ -77,7 +77,7 @@ public:
         BwdDataStagedGraph g = define_bwd_data_staged(*a, *b, *prev, Func(*out), args, dtype, filter_class, p.tile_x,
                                                       p.tile_c, p.threads_x, p.threads_c, p.block_k);
         constrain_bwd_data_buffers();
-        schedule_bwd_data_staged_gpu(g, layout);
+        schedule_bwd_data_staged_gpu(g, p, layout);
     }
 };
 

@@ -505,9 +505,9 @@ void schedule_column_copy(Func f, int vec) {
 // thread sums its tile_x x tile_c tile over the chunk in registers (cp) and adds it into the
 // block's accumulators in shared memory (partial). Halide keeps a thread's registers only inside
 // the thread loops, so the accumulators cross the chunk loop in shared memory.
-void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, Layout layout) {
-    const int tx = g.threads_x, tc = g.threads_c, threads = tx * tc;
-    const int bp = g.tile_x * tx, bc = g.tile_c * tc;
+void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, const BwdDataStagedGpuParams &p, Layout layout) {
+    const int tx = p.threads_x, tc = p.threads_c, threads = tx * tc;
+    const int bp = data_block_pixels(p), bc = data_block_channels(p);
     const bool nhwc = layout == Layout::NHWC;
     Var po("po"), pi("pi"), co("co"), ci("ci"), pn("pn"), e("e"), eo("eo"), ei("ei"), el("el"), eh("eh");
     // A block's element loop e over threads tc x tx (every stage of the block on the same two
@@ -550,8 +550,8 @@ void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, Layout layout) {
     const LoopLevel block(g.dxf, pn);
     g.partial.compute_at(block)
         .store_in(MemoryType::GPUShared)
-        .bound_extent(g.xr, g.tile_x)
-        .bound_extent(g.cr, g.tile_c)
+        .bound_extent(g.xr, p.tile_x)
+        .bound_extent(g.cr, p.tile_c)
         .bound_extent(g.xt, tx)
         .bound_extent(g.ct, tc);
     for (Stage st : {Stage(g.partial), g.partial.update()}) {
@@ -570,14 +570,13 @@ void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, Layout layout) {
         .unroll(g.cr)
         .unroll(g.kb.x);
     const LoopLevel chunk(g.partial, g.rc.x);
-    // dy's chunk: pixels innermost in shared memory (rows of bp + 1 words: NHWC's threads along k
-    // store a column, which rows of bp (a multiple of 32) put on one bank).
-    g.as.compute_at(chunk).store_in(MemoryType::GPUShared).bound_extent(g.kk, g.block_k).bound_extent(g.j, bp)
-        .reorder_storage(g.j, g.kk).align_storage(g.j, bp + 1);
+    // dy's chunk: pixels innermost in shared memory, rows of staged_dy_row_words().
+    g.as.compute_at(chunk).store_in(MemoryType::GPUShared).bound_extent(g.kk, p.block_k).bound_extent(g.j, bp)
+        .reorder_storage(g.j, g.kk).align_storage(g.j, staged_dy_row_words(p));
     if (nhwc) g.as.reorder(g.kk, g.j).fuse(g.kk, g.j, e);
     else g.as.reorder(g.j, g.kk).fuse(g.j, g.kk, e);
     spread(g.as);
-    g.bs.compute_at(chunk).store_in(MemoryType::GPUShared).bound_extent(g.j, bc).bound_extent(g.kk, g.block_k)
+    g.bs.compute_at(chunk).store_in(MemoryType::GPUShared).bound_extent(g.j, bc).bound_extent(g.kk, p.block_k)
         .fuse(g.j, g.kk, e);
     spread(g.bs);
     // NCHW: both copies in one loop nest over the threads (one barrier before the sums, not two).

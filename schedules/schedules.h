@@ -42,7 +42,7 @@ void for_each_branch(Halide::Func f, const std::vector<Halide::Expr> &shapes, Ha
     apply(Halide::Stage(f), -1);
 }
 
-void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, Layout layout);
+void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, const BwdDataStagedGpuParams &p, Layout layout);
 void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout,
                             StrideClass sc, FilterClass fc, GroupClass gc = GroupClass::Any);
 void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a,

@@ -171,6 +171,9 @@ CONVBWD_DEFINE_PARAMS(BwdDataStagedGpuParams, CONVBWD_BWD_DATA_STAGED_GPU_KNOBS)
 // A staged backward-data block's tile: pixels and channels, every thread's.
 inline int data_block_pixels(const BwdDataStagedGpuParams &p) { return p.tile_x * p.threads_x; }
 inline int data_block_channels(const BwdDataStagedGpuParams &p) { return p.tile_c * p.threads_c; }
+// The words of a row of dy's staged chunk (one row per k): the block's pixels plus one, as NHWC's
+// copy threads run along k and store a column, which rows of a multiple of 32 words put on one bank.
+inline int staged_dy_row_words(const BwdDataStagedGpuParams &p) { return data_block_pixels(p) + 1; }
 
 // The fragment kind, one knob of both matrix-fragment families (generators/fragments.h).
 #define CONVBWD_FRAG_KNOB(X)                                                                                 \
@@ -641,10 +644,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(p.tile_c * p.tile_x <= 64, "tile_c * tile_x <= 64 accumulators")).empty()) return e;
         if (!(e = need((p.threads_c * p.threads_x) % 64 == 0 && p.threads_c * p.threads_x <= 1024,
                        "threads_c * threads_x a multiple of 64 (an AMD wave), at most 1024")).empty()) return e;
-        // Shared memory: the block's accumulators and a chunk of both operands (dy's rows padded by
-        // one), within the 48 KiB a launch gets without opting in.
-        const int bp = data_block_pixels(p), bc = data_block_channels(p);
-        const int bytes = 4 * (bp * bc + p.block_k * (bp + 1 + bc));
+        // Shared memory: the block's accumulators and a chunk of both operands, within the 48 KiB a
+        // launch gets without opting in.
+        const int bc = data_block_channels(p);
+        const int bytes = 4 * (data_block_pixels(p) * bc + p.block_k * (staged_dy_row_words(p) + bc));
         if (!(e = need(bytes <= 48 * 1024, "block accumulators + chunk <= 48 KiB of shared memory (" +
                                                std::to_string(bytes) + " bytes)")).empty()) return e;
         if (amd && !(e = need(p.tile_c * p.tile_x <= 32, "AMD: tile_c * tile_x <= 32 (4 waves per SIMD)")).empty()) return e;

@@ -1,10 +1,10 @@
 // Dispatcher: the specialised kernel is chosen where it applies, the fallback otherwise, no
 // problem is left without a kernel, and the chosen kernel matches the reference.
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include "conformance.h"
+#include "schedules/spaces.h"
 
 using namespace convbwd;
 using namespace convbwd::test;
@@ -252,16 +252,13 @@ TEST_CASE("staged backward-data kernels refuse small k / groups and groups their
     for (int i = 0; i < convbwd_kernel_count(); i++) {
         convbwd_kernel_desc d;
         REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
-        // A knob's value from the kernel's knobs ("name=value ...", every knob; 0 where absent).
-        auto knob = [&](const std::string &name) {
-            const std::string all = " " + std::string(d.schedule), key = " " + name + "=";
-            const size_t at = all.find(key);
-            return at == std::string::npos ? 0 : std::atoi(all.c_str() + at + key.size());
-        };
         if (std::string(d.family) != "conv_bwd_data_staged_gpu") continue;
-        const int chunk = knob("block_k");
+        KnobValues kv = default_values(*find_family(d.family));
+        REQUIRE(parse_knobs(d.schedule, &kv).empty());
+        const BwdDataStagedGpuParams sp = to_params<BwdDataStagedGpuParams>(kv);
+        const int chunk = sp.block_k;
         REQUIRE(chunk > 0);
-        const int block_c = knob("tile_c") * knob("threads_c");
+        const int block_c = data_block_channels(sp);
         CAPTURE(std::string(d.name));
         auto select = [&](int C, int K, int G) {
             ConvProblem p{.N = 1, .C = C, .H = 9, .W = 9, .K = K, .R = 5, .S = 5, .G = G, .pad_top = 2, .pad_bottom = 2,
