@@ -376,7 +376,7 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     g.cp = Func("cp");
     g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) = 0.0f;
     g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) +=
-        g.as(g.kb.x, xr * threads_x + xt, pb, cb, kcv, sv, rv, n) * g.bs(cr * threads_c + ct, g.kb.x, pb, cb, kcv, sv, rv, n);
+        g.as(g.kb.x, xt * tile_x + xr, pb, cb, kcv, sv, rv, n) * g.bs(ct * tile_c + cr, g.kb.x, pb, cb, kcv, sv, rv, n);
     g.rc = RDom(0, (Kg + block_k - 1) / block_k, 0, S, 0, R, "rc");
     g.partial = Func("partial");
     g.partial(xr, cr, xt, ct, pb, cb, n) = 0.0f;
@@ -385,7 +385,7 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     Var &pixv = g.pix, &c = g.c;
     Expr jp = pixv % bp, jc = c % bc;
     g.dxf = Func("dxf");
-    g.dxf(pixv, c, n) = g.partial(jp / threads_x, jc / threads_c, jp % threads_x, jc % threads_c, pixv / bp, c / bc, n);
+    g.dxf(pixv, c, n) = g.partial(jp % tile_x, jc % tile_c, jp / tile_x, jc / tile_c, pixv / bp, c / bc, n);
     g.out = out;
     Expr res = a.alpha * g.dxf(g.y * a.W + g.x, c, n);
     g.out(g.x, g.y, c, n) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(g.x, g.y, c, n), t)), t);
@@ -474,6 +474,70 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
     Expr res = a.alpha * g.dw(g.s, g.r, g.cg, g.k);
     g.out(g.s, g.r, g.cg, g.k) =
         encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(g.s, g.r, g.cg, g.k), t)), t);
+    return g;
+}
+
+BwdWeightStagedGraph define_bwd_weight_staged(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a,
+                                              DType t, StrideClass sc, FilterClass fc, Expr max_splits, int tile_c,
+                                              int tile_k, int threads_c, int threads_k, int block_p) {
+    BwdWeightStagedGraph g;
+    g.beta = a.beta;
+    ClassConsts k1 = class_consts(sc, fc);
+    Expr dh = or_const(k1.dilation, a.dilation_h), dwl = or_const(k1.dilation, a.dilation_w);
+    Expr pt = k1.pad >= 0 ? Expr(k1.pad) : a.pad_top, pl = k1.pad >= 0 ? Expr(k1.pad) : a.pad_left;
+    Expr sh = or_const(k1.stride, a.stride_h), sw = or_const(k1.stride, a.stride_w);
+    const int bc = tile_c * threads_c, bk = tile_k * threads_k;
+    Var &i = g.i, &j = g.j, &kb = g.kb, &cb = g.cb, &kcv = g.kcv, &s = g.s, &r = g.r, &sp = g.sp;
+    // The splits of define_bwd_weight: rows (n, p) per split as wgrad_rows_per_split(), their count
+    // as wgrad_splits().
+    Expr rows_total = a.N * a.P;
+    Expr rows = (rows_total + max_splits - 1) / max_splits;
+    g.splits = (rows_total + rows - 1) / rows;
+    // Chunk kcv's pixel j of split sp: its column q (-1 past the split and N*P), row p and image n
+    // (tab(0 | 1 | 2, ...): a schedule can compute them once per chunk).
+    {
+        Var f("f");
+        Expr pix = kcv * block_p + j, rw = pix / a.Q, row = sp * rows + rw;
+        Expr rowc = min(row, rows_total - 1);
+        g.tab = Func("tab");
+        g.tab(f, j, sp, kcv) = select(f == 0, select(rw < rows && row < rows_total, pix % a.Q, -1),
+                                      f == 1, rowc % a.P, rowc / a.P);
+    }
+    Expr q = clamp(g.tab(0, j, sp, kcv), 0, a.Q - 1), p = clamp(g.tab(1, j, sp, kcv), 0, a.P - 1);
+    Expr n = clamp(g.tab(2, j, sp, kcv), 0, a.N - 1), live = g.tab(0, j, sp, kcv) >= 0;
+    Expr kin = kb * bk + i;
+    g.as = Func("as");
+    g.as(i, j, kb, cb, s, r, sp, kcv) = select(live && kin < a.K, decode(dy(q, p, min(kin, a.K - 1), n), t), 0.0f);
+    Expr xc = q * sw - pl + s * dwl, xr = p * sh - pt + r * dh, cin = cb * bc + i;
+    Expr in_image = k1.filter == 1 && k1.pad == 0 ? Halide::Internal::const_true()
+                                                   : xc >= 0 && xc < a.W && xr >= 0 && xr < a.H;
+    g.bs = Func("bs");
+    g.bs(i, j, kb, cb, s, r, sp, kcv) =
+        select(live && cin < a.C && in_image,
+               decode(x(clamp(xc, 0, a.W - 1), clamp(xr, 0, a.H - 1), min(cin, a.C - 1), n), t), 0.0f);
+
+    Var &kr = g.kr, &cr = g.cr, &kt = g.kt, &ct = g.ct;
+    g.pb = RDom(0, block_p, "pb");
+    g.cp = Func("cp");
+    g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, kcv) = 0.0f;
+    g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, kcv) +=
+        g.as(kt * tile_k + kr, g.pb.x, kb, cb, s, r, sp, kcv) * g.bs(ct * tile_c + cr, g.pb.x, kb, cb, s, r, sp, kcv);
+    g.rc = RDom(0, (rows * a.Q + block_p - 1) / block_p, "rc");
+    g.partial = Func("partial");
+    g.partial(kr, cr, kt, ct, kb, cb, s, r, sp) = 0.0f;
+    g.partial(kr, cr, kt, ct, kb, cb, s, r, sp) += g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, g.rc.x);
+
+    Var &cg = g.cg, &k = g.k;
+    Expr jc = cg % bc, jk = k % bk;
+    g.ws = ws;
+    g.ws(s, r, cg, k, sp) = g.partial(jk % tile_k, jc % tile_c, jk / tile_k, jc / tile_c, k / bk, cg / bc, s, r, sp);
+    g.rsp = RDom(0, g.splits, "rsp");
+    g.dw = Func("dw");
+    g.dw(s, r, cg, k) = 0.0f;
+    g.dw(s, r, cg, k) += g.ws(s, r, cg, k, g.rsp);
+    g.out = out;
+    Expr res = a.alpha * g.dw(s, r, cg, k);
+    g.out(s, r, cg, k) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(s, r, cg, k), t)), t);
     return g;
 }
 

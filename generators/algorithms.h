@@ -113,8 +113,9 @@ BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Fun
 // dx[pixel, c] = sum over taps (s, r) and k of dy[pixel shifted by the tap, k] w[s, r, c, k], with
 // a plane's pixels flattened (pixel = y * W + x, so rows of 17 or 35 columns fill whole tiles).
 // A block owns bp = tile_x * threads_x pixels (pb: the pixel tile) x bc = tile_c * threads_c channels
-// (cb) of image n; thread (xt, ct) owns pixels xr * threads_x + xt and channels cr * threads_c + ct
-// (xr < tile_x, cr < tile_c: a warp's lanes read consecutive shared-memory words). Per tap and
+// (cb) of image n; thread (xt, ct) owns pixels xt * tile_x + xr and channels ct * tile_c + cr
+// (xr < tile_x, cr < tile_c: a thread's pixels and channels are consecutive, so that it can read
+// them as vectors, and a warp's lanes consecutive vectors). Per tap and
 // chunk of block_k k values (the reduction rc: rc.x = chunk, rc.y = s, rc.z = r):
 //   as(kk, j, pb, cb, kcv, sv, rv, n) = dy at block pixel j, tap (sv, rv), k = chunk kcv's kk-th
 //     of the block's group (zero outside dy, past the plane and past k);
@@ -166,6 +167,36 @@ struct BwdWeightGraph {
 BwdWeightGraph define_bwd_weight(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws, Halide::Func out, const ConvArgs &a,
                                  DType t, StrideClass sc, FilterClass fc, Halide::Expr max_splits,
                                  GroupClass gc = GroupClass::Any, bool image_splits = false);
+
+// Backward-weight as one implicit GEMM per filter tap staged per block (conv_bwd_weight_staged_gpu),
+// f32, groups 1, any stride, filter and dilation. Splits as define_bwd_weight's (rows of the N*P
+// (n, p) rows per split; the same ws, dw and out). Block (kb, cb) of tap (s, r) and split sp owns
+// bk = tile_k * threads_k k and bc = tile_c * threads_c channels; thread (kt, ct) owns k
+// kt * tile_k + kr and channels ct * tile_c + cr (kr < tile_k, cr < tile_c: a thread's k and
+// channels are consecutive, so that it can read them as vectors). The split's
+// pixels are its rows' columns in order, in chunks of block_p (the reduction rc.x = chunk):
+//   tab(f, j, sp, kcv) = chunk kcv's pixel j: f = 0 its column q (-1 past the split and N*P), 1 its
+//     row p, 2 its image n (clamped into the tensor);
+//   as(i, j, kb, cb, s, r, sp, kcv) = dy at chunk kcv's pixel j, k = kb * bk + i (zero past the
+//     split, N*P and K; cb, s and r unused);
+//   bs(i, j, kb, cb, s, r, sp, kcv) = x at that pixel's tap (s, r), channel cb * bc + i (zero
+//     outside x and past C; kb unused). (Both with the same dims: a schedule can copy both in one
+//     loop nest.)
+//   cp(kr, cr, kt, ct, kb, cb, s, r, sp, kcv) = that chunk's sums (update over pb = j);
+//   partial(kr, cr, kt, ct, kb, cb, s, r, sp) += cp over the chunks (in order).
+// ws(s, r, c, k, sp) = partial at (c, k)'s block, thread and register.
+struct BwdWeightStagedGraph {
+    Halide::Func tab, as, bs, cp, partial, ws, dw, out;
+    Halide::Var i{"i"}, j{"j"}, kb{"kb"}, cb{"cb"}, kcv{"kcv"};
+    Halide::Var kr{"kr"}, cr{"cr"}, kt{"kt"}, ct{"ct"};
+    Halide::Var s{"s"}, r{"r"}, cg{"cg"}, k{"k"}, sp{"sp"};
+    Halide::RDom pb, rc, rsp;
+    Halide::Expr splits, beta;
+};
+BwdWeightStagedGraph define_bwd_weight_staged(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws,
+                                              Halide::Func out, const ConvArgs &a, DType t, StrideClass sc,
+                                              FilterClass fc, Halide::Expr max_splits, int tile_c, int tile_k,
+                                              int threads_c, int threads_k, int block_p);
 
 // Backward-weight as one implicit GEMM per filter tap, dw[k, c] = sum over pixels (n, p, q) of
 // dy[n, p, q, k] x[n, p * sh - pt + r * dh, q * sw - pl + s * dw, c], on matrix fragments of kind

@@ -56,6 +56,7 @@ CONVBWD_GEN_KNOBS(BwdDataStagedGpuKnobs, BwdDataStagedGpuParams, CONVBWD_BWD_DAT
 CONVBWD_GEN_KNOBS(BwdDataMmaGpuKnobs, BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
 CONVBWD_GEN_KNOBS(BwdWeightGpuKnobs, BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
 CONVBWD_GEN_KNOBS(BwdWeightMmaGpuKnobs, BwdWeightMmaGpuParams, CONVBWD_BWD_WEIGHT_MMA_GPU_KNOBS)
+CONVBWD_GEN_KNOBS(BwdWeightStagedGpuKnobs, BwdWeightStagedGpuParams, CONVBWD_BWD_WEIGHT_STAGED_GPU_KNOBS)
 
 // Inputs, outputs and class constraints shared by both directions.
 template <class Gen>

@@ -137,6 +137,28 @@ public:
     }
 };
 
+// Staged backward-weight (conv_bwd_weight_staged_gpu): f32, groups 1, an implicit GEMM per filter
+// tap with its operands staged per block in shared memory, split over the rows into the workspace.
+class ConvBwdWeightStagedGpu : public ConvGeneratorBase<ConvBwdWeightStagedGpu> {
+public:
+    static constexpr bool kHasWorkspace = true;
+    static constexpr Direction kDir = Direction::BwdWeight;
+    static constexpr GroupClass kGroups = GroupClass::Any;
+    BwdWeightStagedGpuKnobs knobs;
+
+    void generate() {
+        ConvArgs args = bwd_weight_args();
+        add_requirement(args.groups == 1, "staged backward-weight kernels take groups == 1");
+        const BwdWeightStagedGpuParams p = knobs.params();
+        require_valid(p, "conv_bwd_weight_staged_gpu");
+        BwdWeightStagedGraph g =
+            define_bwd_weight_staged(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class, filter_class,
+                                     max(*splits, 1), p.tile_c, p.tile_k, p.threads_c, p.threads_k, p.block_p);
+        constrain_weight_buffers();
+        schedule_bwd_weight_staged_gpu(g, p, layout);
+    }
+};
+
 template <GroupClass gc>
 class ConvBwdWeightGpu : public ConvGeneratorBase<ConvBwdWeightGpu<gc>> {
 public:
@@ -191,6 +213,7 @@ HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataScatterGpu, conv_bwd_data_sca
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataStagedGpu, conv_bwd_data_staged_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataMmaGpu, conv_bwd_data_mma_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightMmaGpu, conv_bwd_weight_mma_gpu)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightStagedGpu, conv_bwd_weight_staged_gpu)
 // The autoscheduler baselines (schedules/spaces.h): the same generators, run by convbwd-tune with
 // autoscheduler=Anderson2021 and estimates=...
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataGpuAny, conv_bwd_data_anderson2021_gpu)

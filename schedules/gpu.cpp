@@ -569,6 +569,10 @@ void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, const BwdDataStagedGpuP
         .unroll(g.xr)
         .unroll(g.cr)
         .unroll(g.kb.x);
+    // A k's tile_x pixels and tile_c channels of the thread, each read from the chunk as one vector
+    // into registers (as the staged backward-weight kernels do).
+    g.as.in(g.cp).compute_at(g.cp, g.kb.x).store_in(MemoryType::Register).bound_extent(g.j, p.tile_x).vectorize(g.j);
+    g.bs.in(g.cp).compute_at(g.cp, g.kb.x).store_in(MemoryType::Register).bound_extent(g.j, p.tile_c).vectorize(g.j);
     const LoopLevel chunk(g.partial, g.rc.x);
     // dy's chunk: pixels innermost in shared memory, rows of staged_dy_row_words().
     g.as.compute_at(chunk).store_in(MemoryType::GPUShared).bound_extent(g.kk, p.block_k).bound_extent(g.j, bp)
@@ -589,6 +593,94 @@ void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, const BwdDataStagedGpuP
         else s.gpu_tile(g.x, g.c, xo, co, xi, ci, 32, 8, TailStrategy::GuardWithIf);
         s.fuse(g.y, g.n, yn).gpu_blocks(yn);
     });
+}
+
+// Backward-weight staged per block (conv_bwd_weight_staged_gpu; define_bwd_weight_staged): a block of
+// threads_c x threads_k threads per (channel tile x k tile, tap, split), its grid
+// (tiles, taps, splits). Per chunk of block_p pixels (the block's serial loop) the block copies dy's
+// and x's pixels into shared memory (consecutive threads along the layout's dense dim: the channels
+// in NHWC, the pixels in NCHW; rows of staged_channel_row_words() so that NCHW's column stores
+// spread over the banks), then each thread sums its tile_k x tile_c tile over the chunk in
+// registers (cp) and adds it into the block's accumulators in shared memory (partial), as the
+// staged backward-data kernels do. ws (the split's partial sums) is written from them; dw sums the
+// splits and out scales, as conv_bwd_weight_gpu's.
+void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStagedGpuParams &p, Layout layout) {
+    const int tc = p.threads_c, tk = p.threads_k, threads = tc * tk;
+    const int bc = weight_block_channels(p), bk = weight_block_k(p);
+    const bool nhwc = layout == Layout::NHWC;
+    Var co("co"), ci("ci"), ko("ko"), ki("ki"), e("e"), eo("eo"), ei("ei"), el("el"), eh("eh"), tile("tile"), tap("tap");
+    Var io("io"), iv("iv");
+    // Every stage of the block on the same two thread dims (threads_c, then threads_k), consecutive
+    // threads taking consecutive elements (as schedule_bwd_data_staged_gpu's).
+    auto spread = [&](Stage st) {
+        st.split(e, eo, ei, threads, TailStrategy::GuardWithIf)
+            .split(ei, eh, el, tc)
+            .reorder(eo, el, eh)
+            .gpu_threads(el, eh)
+            .unroll(eo);
+    };
+    g.ws.compute_root()
+        .split(g.cg, co, ci, bc, TailStrategy::GuardWithIf)
+        .split(g.k, ko, ki, bk, TailStrategy::GuardWithIf)
+        .reorder(ci, ki, g.s, g.r, co, ko, g.sp)
+        .fuse(ci, ki, e)
+        .fuse(co, ko, tile)
+        .fuse(g.s, g.r, tap)
+        .reorder(e, tile, tap, g.sp)
+        .gpu_blocks(tile, tap, g.sp);
+    spread(g.ws);
+    const LoopLevel block(g.ws, tile);
+    g.partial.compute_at(block)
+        .store_in(MemoryType::GPUShared)
+        .bound_extent(g.kr, p.tile_k)
+        .bound_extent(g.cr, p.tile_c)
+        .bound_extent(g.kt, tk)
+        .bound_extent(g.ct, tc);
+    for (Stage st : {Stage(g.partial), g.partial.update()}) {
+        std::vector<VarOrRVar> order = {g.kr, g.cr, g.ct, g.kt, g.kb, g.cb, g.s, g.r, g.sp};
+        if (st.name() != g.partial.name()) order.push_back(g.rc.x);
+        st.reorder(order).gpu_threads(g.ct, g.kt).unroll(g.kr).unroll(g.cr);
+    }
+    g.cp.compute_at(LoopLevel(g.partial, g.ct)).store_in(MemoryType::Register).unroll(g.kr).unroll(g.cr);
+    g.cp.update()
+        .reorder(g.kr, g.cr, g.pb.x, g.kt, g.ct, g.kb, g.cb, g.s, g.r, g.sp, g.kcv)
+        .unroll(g.kr)
+        .unroll(g.cr)
+        .unroll(g.pb.x);
+    // A pixel's tile_k k and tile_c channels of the thread, each read from the chunk as one vector
+    // into registers (a scalar read per element made the sums wait on shared memory).
+    for (auto [f, width] : {std::pair{g.as, p.tile_k}, std::pair{g.bs, p.tile_c}})
+        f.in(g.cp).compute_at(g.cp, g.pb.x).store_in(MemoryType::Register).bound_extent(g.i, width).vectorize(g.i);
+    const LoopLevel chunk(g.partial, g.rc.x);
+    for (auto [f, width] : {std::pair{g.as, bk}, std::pair{g.bs, bc}}) {
+        f.compute_at(chunk).store_in(MemoryType::GPUShared).bound_extent(g.i, width).bound_extent(g.j, p.block_p)
+            .align_storage(g.i, staged_channel_row_words(width)).split(g.i, io, iv, 4).vectorize(iv);
+        // 4 channels a thread, stored as one vector. NHWC: consecutive threads along the channels
+        // (coalesced loads), each pixel's column, row and image read from tab, computed once per
+        // chunk (each element dividing by Q and P again cost more than the sums). NCHW: along the
+        // pixels (coalesced; with threads a multiple of block_p each thread keeps one pixel, whose
+        // row and column it computes once per chunk: tab inlined).
+        if (nhwc) f.reorder(iv, io, g.j).fuse(io, g.j, e);
+        else f.reorder(iv, g.j, io).fuse(g.j, io, e);
+        spread(f);
+    }
+    if (nhwc) {
+        const std::vector<Var> t = g.tab.args();  // (f, j, sp, kcv)
+        g.tab.compute_at(chunk).store_in(MemoryType::GPUShared).bound(t[0], 0, 3).bound_extent(t[1], p.block_p)
+            .reorder(t[0], t[1]).unroll(t[0]).rename(t[1], e);
+        spread(g.tab);
+    }
+    g.bs.compute_with(g.as, eh);  // both copies in one loop nest: one barrier before the sums
+
+    Var cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi");
+    g.out.compute_root();
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage st, bool) {
+        st.reorder(g.cg, g.k, g.s, g.r)
+            .gpu_tile(g.cg, g.k, cbo, kbo, cbi, kbi, 16, 8, TailStrategy::GuardWithIf)
+            .fuse(g.s, g.r, tap)
+            .gpu_blocks(tap);
+    });
+    g.dw.compute_at(g.out, cbi);
 }
 
 // Matrix fragments (conv_bwd_data_mma_gpu): one block = one wave (64 lanes, AMD) or warp (32,

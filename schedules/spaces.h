@@ -171,9 +171,10 @@ CONVBWD_DEFINE_PARAMS(BwdDataStagedGpuParams, CONVBWD_BWD_DATA_STAGED_GPU_KNOBS)
 // A staged backward-data block's tile: pixels and channels, every thread's.
 inline int data_block_pixels(const BwdDataStagedGpuParams &p) { return p.tile_x * p.threads_x; }
 inline int data_block_channels(const BwdDataStagedGpuParams &p) { return p.tile_c * p.threads_c; }
-// The words of a row of dy's staged chunk (one row per k): the block's pixels plus one, as NHWC's
-// copy threads run along k and store a column, which rows of a multiple of 32 words put on one bank.
-inline int staged_dy_row_words(const BwdDataStagedGpuParams &p) { return data_block_pixels(p) + 1; }
+// The words of a row of dy's staged chunk (one row per k): the block's pixels plus 4. A multiple of 4
+// words, so that a thread reads its consecutive pixels as 16-byte vectors; plus 4, as NHWC's copy
+// threads run along k and store a column, which rows of a multiple of 32 words put on one bank.
+inline int staged_dy_row_words(const BwdDataStagedGpuParams &p) { return data_block_pixels(p) + 4; }
 
 // The fragment kind, one knob of both matrix-fragment families (generators/fragments.h).
 #define CONVBWD_FRAG_KNOB(X)                                                                                 \
@@ -269,6 +270,40 @@ inline int weight_block_frags_n(const BwdWeightMmaGpuParams &p) { return p.tile_
       2112, 4224, 8448)
 CONVBWD_DEFINE_PARAMS(BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
 
+// ---- Backward-weight, GPU, staged (conv_bwd_weight_staged_gpu): f32 backward-weight (any stride,
+// filter, dilation) as one implicit GEMM per filter tap through shared memory
+// (define_bwd_weight_staged), dw[k, c] = sum over pixels dy[pixel, k] x[pixel * stride + tap, c]. A
+// block of threads_c x threads_k threads owns tile_c * threads_c channels x tile_k * threads_k k of
+// one tap and one split of the N*P rows (the splits of conv_bwd_weight_gpu: the same workspace);
+// per chunk of block_p pixels of its split (rows flattened with their columns) it copies dy's and
+// x's pixels into shared memory, each thread sums its tile of the chunk in registers and adds it
+// into the block's accumulators, which stay in shared memory across the chunks.
+#define CONVBWD_BWD_WEIGHT_STAGED_GPU_KNOBS(X)                                                               \
+    X(tile_c, 4, Compile, "c!", "input channels per thread (registers): every threads_c-th of the block's", 1, 2, 4, 8) \
+    X(tile_k, 4, Compile, "k!", "output channels per thread (registers): every threads_k-th of the block's", 1, 2, 4, 8) \
+    X(threads_c, 8, Compile, "tc", "threads along the block's input channels", 4, 8, 16, 32)                 \
+    X(threads_k, 16, Compile, "tk", "threads along the block's output channels", 4, 8, 16, 32)               \
+    X(block_p, 64, Compile, "b", "pixels per chunk staged in shared memory", 8, 16, 32, 64)                  \
+    X(max_splits, 512, Launch, "", "cap on the partial sums over the N*P rows (workspace <= 256 MiB)",       \
+      1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)                                              \
+    X(split_blocks, 528, Launch, "",                                                                         \
+      "blocks per launch the split count aims at (528 = 4 per H100 multiprocessor)", 132, 264, 528, 1056,  \
+      2112, 4224, 8448)
+CONVBWD_DEFINE_PARAMS(BwdWeightStagedGpuParams, CONVBWD_BWD_WEIGHT_STAGED_GPU_KNOBS)
+// A staged backward-weight block's tile: input and output channels, every thread's.
+inline int weight_block_channels(const BwdWeightStagedGpuParams &p) { return p.tile_c * p.threads_c; }
+inline int weight_block_k(const BwdWeightStagedGpuParams &p) { return p.tile_k * p.threads_k; }
+// The words of a staged pixel's row of channels in shared memory: the block's channels (or k) plus
+// 4. A multiple of 4 words, so that a thread reads its consecutive channels as one 16-byte vector;
+// plus 4, so that the copies' 16-byte stores (a thread per pixel) of 8 threads, which a phase of the
+// shared memory serves, fall on distinct banks.
+inline int staged_channel_row_words(int channels) { return channels + 4; }
+// Its shared memory: the block's accumulators and a chunk of both operands.
+inline int weight_staged_shared_bytes(const BwdWeightStagedGpuParams &p) {
+    const int bc = weight_block_channels(p), bk = weight_block_k(p);
+    return 4 * (bc * bk + p.block_p * (staged_channel_row_words(bc) + staged_channel_row_words(bk)));
+}
+
 // The channel vector a kernel loads with, and so the multiple C and C / groups must be (backward-
 // weight: K too). The generator, the schedule and the dispatcher all ask here.
 inline int BwdDataHostParams::channel_vector() const { return 1; }
@@ -309,6 +344,8 @@ inline int BwdDataStagedGpuParams::group_channel_tile() const { return data_bloc
 inline int BwdDataStagedGpuParams::group_channels_min() const { return 1; }
 inline int BwdDataStagedGpuParams::channel_vector() const { return 1; }
 inline int BwdDataStagedGpuParams::column_vector() const { return 1; }
+inline int BwdWeightStagedGpuParams::channel_vector() const { return 1; }
+inline int BwdWeightStagedGpuParams::column_vector() const { return 1; }
 inline int BwdWeightHostParams::group_channels_min() const { return vec * tile_c; }
 
 // Backward-weight on GPUs: the taps a thread holds (tile_s needs fuse_taps), and whether a
@@ -408,6 +445,9 @@ inline const std::vector<Family> &families() {
          &BwdDataGpuParams::knobs, "comparison baseline: zero-inserted dy (scatter) then the stride-1 algorithm"},
         {"conv_bwd_weight_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Any, "", &BwdWeightGpuParams::knobs,
          "backward-weight, split reduction, a register tile per thread"},
+        {"conv_bwd_weight_staged_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Any, "st",
+         &BwdWeightStagedGpuParams::knobs,
+         "f32 backward-weight as an implicit GEMM per filter tap, operands staged per block in shared memory, split over the rows"},
         {"conv_bwd_data_mma_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "mma",
          &BwdDataMmaGpuParams::knobs,
          "NHWC f16/bf16 backward-data (stride 1, 2) as an implicit GEMM on matrix fragments (MFMA, mma.sync; emulated elsewhere)"},
@@ -437,6 +477,12 @@ inline const std::vector<Family> &families() {
 // prelude first (cmake/ConvbwdKernels.cmake, convbwd-tune's builds) and they take one group only.
 inline bool calls_fragments(const Family &f) {
     return f.knobs == &BwdDataMmaGpuParams::knobs || f.knobs == &BwdWeightMmaGpuParams::knobs;
+}
+// Whether a family's kernels take groups == 1 only (one GEMM over all channels): the fragment
+// families and staged backward-weight (a block's k would have to lie in one group). The generators
+// require it on entry; the dispatcher asks here first.
+inline bool takes_one_group(const Family &f) {
+    return calls_fragments(f) || f.knobs == &BwdWeightStagedGpuParams::knobs;
 }
 
 inline const Family *find_family(const std::string &name) {
@@ -651,6 +697,16 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(bytes <= 48 * 1024, "block accumulators + chunk <= 48 KiB of shared memory (" +
                                                std::to_string(bytes) + " bytes)")).empty()) return e;
         if (amd && !(e = need(p.tile_c * p.tile_x <= 32, "AMD: tile_c * tile_x <= 32 (4 waves per SIMD)")).empty()) return e;
+    } else if (f.knobs == &BwdWeightStagedGpuParams::knobs) {
+        const auto p = to_params<BwdWeightStagedGpuParams>(vals);
+        if (!(e = need(c.dtype == DType::F32, "staged backward-weight: dtype f32")).empty()) return e;
+        if (!(e = need(p.tile_c * p.tile_k <= 64, "tile_c * tile_k <= 64 accumulators")).empty()) return e;
+        if (!(e = need((p.threads_c * p.threads_k) % 64 == 0 && p.threads_c * p.threads_k <= 1024,
+                       "threads_c * threads_k a multiple of 64 (an AMD wave), at most 1024")).empty()) return e;
+        const int bytes = weight_staged_shared_bytes(p);
+        if (!(e = need(bytes <= 48 * 1024, "block accumulators + chunk <= 48 KiB of shared memory (" +
+                                               std::to_string(bytes) + " bytes)")).empty()) return e;
+        if (amd && !(e = need(p.tile_c * p.tile_k <= 32, "AMD: tile_c * tile_k <= 32 (4 waves per SIMD)")).empty()) return e;
     } else if (f.dir == Direction::BwdData) {
         const auto p = to_params<BwdDataGpuParams>(vals);
         if (!(e = need(p.tile_c * p.tile_x <= 64, "tile_c * tile_x <= 64 accumulators")).empty()) return e;

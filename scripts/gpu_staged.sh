@@ -13,11 +13,26 @@
 #   choices (tuning database included) on shapes/any_filter.txt in both layouts against cuDNN
 #   (rows $OUT/library_<layout>.json, the dispatch log beside them; scripts/suites.py --layers).
 #   SKIP_CHECKS=1: the library's choices only
+#   WEIGHT=1: instead, the staged backward-weight kernels (conv_bwd_weight_staged_gpu): against the
+#   double reference, memcheck, then forced by name on shapes/any_filter.txt's stride-1 layers (suite
+#   w1) and its stride-2 layers (w2): the stride's staged default, the any-stride candidates (tags
+#   STAGED_W, default "stc4k4 stc4k4tc16tk8") and the stride's register-tile default, the base
+#   (SKIP_CHECKS=1: the suites only); with LIBRARY=1, the library's own backward-weight choices on
+#   shapes/any_filter.txt in both layouts against cuDNN (rows $OUT/library_w_<layout>.json)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=${OUT:-/tmp/convbwd-gpu}
 mkdir -p "$root"
 OUT=$root source scripts/gpu_env.sh
+if [ "${WEIGHT:-0}" = 1 ] && [ "${LIBRARY:-0}" = 1 ]; then  # the library's own backward-weight choices
+  for l in NCHW NHWC; do
+    CONVBWD_VERBOSE=dispatch timeout 240 "$bin/convbwd-driver" --shapes shapes/any_filter.txt -I $l -F 4 --target cuda \
+        --compare cudnn -t 1 -V 0 -i 10 --json > "$out/library_w_$l.json" 2> "$out/library_w_$l.err"
+    echo "library $l rc=$? rows=$(grep -c '^{' "$out/library_w_$l.json")"
+  done
+  python3 scripts/suites.py "$out"/library_w_*.json --layers
+  exit 0
+fi
 if [ "${LIBRARY:-0}" = 1 ]; then
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"; date -u | tee -a "$out/device.txt"
   [ "${SKIP_CHECKS:-0}" = 1 ] || {
@@ -31,6 +46,37 @@ if [ "${LIBRARY:-0}" = 1 ]; then
     echo "library $l rc=$? rows=$(grep -c '^{' "$out/library_$l.json")"
   done
   python3 scripts/suites.py "$out"/library_*.json --layers
+  exit 0
+fi
+table() {  # table SUITE BASES: per kernel, cuDNN / kernel (same layout, best layout) and the base's own time / kernel's
+  echo "== $1: geomeans over the layers each kernel ran: cuDNN / kernel (same layout, cuDNN's best layout);"
+  echo "   own time of the layout's default / kernel's"
+  d=$(mktemp -d); tar xzf "$root/$1/kernels.tgz" -C "$d"
+  python3 scripts/kernel_table.py "$d"/rows/*.json --base "$2" > "$root/$1/table_base.txt"
+  awk '/^own time/{sec=2} /^bwd[dw]/{if (sec == 2) own[$1] = $NF; else { same[$1] = $(NF-1); best[$1] = $NF; n[++k] = $1 }}
+       END {for (i = 1; i <= k; i++) printf "%-48s %6s %6s %6s\n", n[i], same[n[i]], best[n[i]], own[n[i]]}' "$root/$1/table_base.txt"
+}
+if [ "${WEIGHT:-0}" = 1 ]; then
+  [ "${SKIP_CHECKS:-0}" = 1 ] || {
+  conformance 'bwdw_f32_*_cuda_st*' 400
+  mv "$out/test_cuda.log" "$out/test_staged_weight.log"
+  memcheck 'bwdw_f32_nhwc_any_any_cuda_stc4k4' 300; }
+  wst() {  # wst STRIDE: the stride's staged defaults and the any-stride candidates, both layouts
+    for l in nhwc nchw; do
+      echo "bwdw_f32_${l}_$1_any_cuda_stc4k4"
+      for t in ${STAGED_W:-stc4k4 stc4k4tc16tk8}; do echo "bwdw_f32_${l}_any_any_cuda_$t"; done
+    done
+  }
+  grep -v -- '-u 2' shapes/any_filter.txt > "$root/w1.txt"; grep -e '^#' -e '-u 2' shapes/any_filter.txt > "$root/w2.txt"
+  declare -A wk wb
+  wb[w1]=bwdw_f32_nhwc_s1_any_cuda_c4k4ft3u2,bwdw_f32_nchw_s1_any_cuda_c4k4fst3u2
+  wb[w2]=bwdw_f32_nhwc_s2_any_cuda_c4k4tc8tk16ft7,bwdw_f32_nchw_s2_any_cuda_c4k4tc8tk16fst7
+  for s in ${SUITES:-w1 w2}; do
+    echo "== suite $s"
+    OUT=$root/$s KERNELS="${wb[$s]//,/ } $(wst s${s#w})" SHAPES=$root/$s.txt DIRECTION=4 bash scripts/gpu_kernels.sh > "$root/$s.log" 2>&1
+    tail -2 "$root/$s.log"
+  done
+  for s in ${SUITES:-w1 w2}; do table $s "${wb[$s]}"; done
   exit 0
 fi
 conformance 'bwdd_f32_*_cuda_st*' 300
@@ -56,11 +102,4 @@ for s in ${SUITES:-any vgg resnet}; do
   OUT=$root/$s KERNELS="${kernels[$s]}" SHAPES=${shapes[$s]} DIRECTION=2 bash scripts/gpu_kernels.sh > "$root/$s.log" 2>&1
   tail -2 "$root/$s.log"
 done
-for s in ${SUITES:-any vgg resnet}; do
-  echo "== $s: geomeans over the layers each kernel ran: cuDNN / kernel (same layout, cuDNN's best layout);"
-  echo "   own time of the layout's default / kernel's"
-  d=$(mktemp -d); tar xzf "$root/$s/kernels.tgz" -C "$d"
-  python3 scripts/kernel_table.py "$d"/rows/*.json --base "${base[$s]}" > "$root/$s/table_base.txt"
-  awk '/^own time/{sec=2} /^bwdd/{if (sec == 2) own[$1] = $NF; else { same[$1] = $(NF-1); best[$1] = $NF; n[++k] = $1 }}
-       END {for (i = 1; i <= k; i++) printf "%-48s %6s %6s %6s\n", n[i], same[n[i]], best[n[i]], own[n[i]]}' "$root/$s/table_base.txt"
-done
+for s in ${SUITES:-any vgg resnet}; do table $s "${base[$s]}"; done

@@ -285,6 +285,38 @@ TEST_CASE("staged backward-data kernels refuse small k / groups and groups their
     MESSAGE(checked, " staged backward-data kernels checked");
 }
 
+// Staged backward-weight kernels (conv_bwd_weight_staged_gpu) take groups == 1 only (a block's k
+// would have to lie in one group): a grouped problem is refused, naming the groups; the same
+// problem ungrouped is taken. Runs where such a kernel is built (the OpenCL candidates: every CI
+// build).
+TEST_CASE("staged backward-weight kernels refuse grouped problems, naming the groups") {
+    int checked = 0;
+    for (int i = 0; i < convbwd_kernel_count(); i++) {
+        convbwd_kernel_desc d;
+        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+        if (std::string(d.family) != "conv_bwd_weight_staged_gpu") continue;
+        CAPTURE(std::string(d.name));
+        auto select = [&](int G) {
+            ConvProblem p{.N = 2, .C = 16, .H = 9, .W = 9, .K = 32, .R = 4, .S = 4, .G = G, .pad_top = 1, .pad_bottom = 1,
+                          .pad_left = 1, .pad_right = 1, .stride_h = 2, .stride_w = 2, .dtype = DType::F32,
+                          .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
+            convbwd_problem c = to_c(with_derived_output(p));
+            convbwd_exec e{};
+            e.target = d.target;
+            e.kernel = d.name;
+            const char *got = nullptr;
+            return convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, d.layout, &e, &got);
+        };
+        CHECK(select(1) == CONVBWD_SUCCESS);
+        CHECK(select(2) == CONVBWD_NO_KERNEL);
+        const std::string err = convbwd_last_error();
+        CHECK_MESSAGE(err.find("groups: a staged kernel (one GEMM over the channels), problem groups = 2") != std::string::npos,
+                      err);
+        checked++;
+    }
+    MESSAGE(checked, " staged backward-weight kernels checked");
+}
+
 // GPU kernels put rows x images on a grid dim of at most 65535 blocks: the dispatcher refuses
 // where a kernel would need more, naming the rows and images, and only there (a plane read as one
 // row has one row per image; unstaged backward-weight kernels put no rows on the grid).

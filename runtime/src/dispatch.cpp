@@ -54,9 +54,11 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
     if (kernel_knobs(k).family->groups == GroupClass::Narrow && group_class(p) != GroupClass::Narrow)
         return "groups: a narrow kernel (c / groups < " + std::to_string(kNarrowChannels) + ", not depthwise), problem c = " +
                std::to_string(p.C) + ", groups = " + std::to_string(p.G);
-    // Matrix fragments: one GEMM over all channels (the generator requires it on entry too).
-    if (calls_fragments(*kernel_knobs(k).family) && p.G != 1)
-        return "groups: a matrix-fragment kernel (one GEMM over the channels), problem groups = " + std::to_string(p.G);
+    // Matrix fragments and staged backward-weight: one GEMM over all channels (the generators
+    // require it on entry too).
+    if (takes_one_group(*kernel_knobs(k).family) && p.G != 1)
+        return std::string("groups: a ") + (calls_fragments(*kernel_knobs(k).family) ? "matrix-fragment" : "staged") +
+               " kernel (one GEMM over the channels), problem groups = " + std::to_string(p.G);
     if (const GroupChannels gcs = group_channels(k); p.G > 1) {
         const int cg = p.C / p.G;
         if (cg % gcs.tile != 0)

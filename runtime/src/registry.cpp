@@ -212,6 +212,12 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
         const int64_t tiles = ((p.K + bm - 1) / bm) * ((Cg + bn - 1) / bn) * p.R * p.S * g.warps_m * g.warps_n;
         want = std::min<int64_t>(g.max_splits, (g.split_blocks + tiles - 1) / tiles);
         return std::max<int64_t>(1, std::min(want, by_workspace));
+    } else if (s.knobs.family->knobs == &BwdWeightStagedGpuParams::knobs) {
+        // Enough blocks per launch (every tap's tiles in one) to fill a large GPU: split_blocks.
+        const BwdWeightStagedGpuParams g = params_of<BwdWeightStagedGpuParams>(s);
+        const int64_t bc = weight_block_channels(g), bk = weight_block_k(g);
+        const int64_t tiles = ((Cg + bc - 1) / bc) * ((p.K + bk - 1) / bk) * p.R * p.S;
+        want = std::min<int64_t>(g.max_splits, (g.split_blocks + tiles - 1) / tiles);
     } else {
         // Enough blocks per launch (one launch per filter tap) to fill a large GPU: split_blocks
         // (528 = 4 x 132 multiprocessors) from the tiles one split has.
@@ -253,6 +259,7 @@ int channel_vector(const KernelInfo &k) {
         return k.dir == Direction::BwdData ? to_params<BwdDataMmaGpuParams>(kv).channel_vector()
                                            : to_params<BwdWeightMmaGpuParams>(kv).channel_vector();
     if (kv.family->knobs == &BwdDataStagedGpuParams::knobs) return to_params<BwdDataStagedGpuParams>(kv).channel_vector();
+    if (kv.family->knobs == &BwdWeightStagedGpuParams::knobs) return to_params<BwdWeightStagedGpuParams>(kv).channel_vector();
     return k.dir == Direction::BwdData ? to_params<BwdDataGpuParams>(kv).channel_vector()
                                        : to_params<BwdWeightGpuParams>(kv).channel_vector();
 }
@@ -306,6 +313,8 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q) {
         }
         return rows;  // stage 3's copy puts its rows on the grid's first dim
     }
+    // Staged backward-weight: tiles, taps and splits on the grid, no copy of its own.
+    if (s.knobs.family->knobs == &BwdWeightStagedGpuParams::knobs) return 0;
     // Backward-weight: only the channels-innermost copies (x with its border, NCHW dy) fuse rows
     // and images; the kernels themselves put splits and filter taps on the grid.
     return params_of<BwdWeightGpuParams>(s).stage ? std::max(H + pads, (int64_t)p.P) * N : 0;
