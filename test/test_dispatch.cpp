@@ -287,19 +287,24 @@ TEST_CASE("staged backward-data kernels refuse small k / groups and groups their
 
 // Staged backward-weight kernels (conv_bwd_weight_staged_gpu) take groups == 1 only (a block's k
 // would have to lie in one group): a grouped problem is refused, naming the groups; the same
-// problem ungrouped is taken. Runs where such a kernel is built (the OpenCL candidates: every CI
-// build).
-TEST_CASE("staged backward-weight kernels refuse grouped problems, naming the groups") {
+// problem ungrouped is taken. And c or k under half their block's (a performance condition: the
+// blocks would run mostly empty) is refused, naming which. Runs where such a kernel is built (the
+// OpenCL candidates: every CI build).
+TEST_CASE("staged backward-weight kernels refuse grouped problems and c or k under half their block") {
     int checked = 0;
     for (int i = 0; i < convbwd_kernel_count(); i++) {
         convbwd_kernel_desc d;
         REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
         if (std::string(d.family) != "conv_bwd_weight_staged_gpu") continue;
         CAPTURE(std::string(d.name));
-        auto select = [&](int G) {
-            ConvProblem p{.N = 2, .C = 16, .H = 9, .W = 9, .K = 32, .R = 4, .S = 4, .G = G, .pad_top = 1, .pad_bottom = 1,
-                          .pad_left = 1, .pad_right = 1, .stride_h = 2, .stride_w = 2, .dtype = DType::F32,
-                          .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
+        KnobValues kv = default_values(*find_family(d.family));
+        REQUIRE(parse_knobs(d.schedule, &kv).empty());
+        const BwdWeightStagedGpuParams sp = to_params<BwdWeightStagedGpuParams>(kv);
+        const int bc = weight_block_channels(sp), bk = weight_block_k(sp);
+        auto select = [&](int G, int C = 0, int K = 0) {
+            ConvProblem p{.N = 2, .C = C ? C : 2 * bc, .H = 9, .W = 9, .K = K ? K : 2 * bk, .R = 4, .S = 4, .G = G,
+                          .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .stride_h = 2, .stride_w = 2,
+                          .dtype = DType::F32, .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
             convbwd_problem c = to_c(with_derived_output(p));
             convbwd_exec e{};
             e.target = d.target;
@@ -309,9 +314,18 @@ TEST_CASE("staged backward-weight kernels refuse grouped problems, naming the gr
         };
         CHECK(select(1) == CONVBWD_SUCCESS);
         CHECK(select(2) == CONVBWD_NO_KERNEL);
-        const std::string err = convbwd_last_error();
+        std::string err = convbwd_last_error();
         CHECK_MESSAGE(err.find("groups: a staged kernel (one GEMM over the channels), problem groups = 2") != std::string::npos,
                       err);
+        CHECK(select(1, bc / 2, bk / 2) == CONVBWD_SUCCESS);
+        CHECK(select(1, bc / 2 - 1) == CONVBWD_NO_KERNEL);
+        err = convbwd_last_error();
+        CHECK_MESSAGE(err.find("c: c / groups = " + std::to_string(bc / 2 - 1) + " is under half the kernel's block of channels (" +
+                               std::to_string(bc) + ")") != std::string::npos, err);
+        CHECK(select(1, 0, bk / 2 - 1) == CONVBWD_NO_KERNEL);
+        err = convbwd_last_error();
+        CHECK_MESSAGE(err.find("k: k / groups = " + std::to_string(bk / 2 - 1) + " is under half the kernel's block of k (" +
+                               std::to_string(bk) + ")") != std::string::npos, err);
         checked++;
     }
     MESSAGE(checked, " staged backward-weight kernels checked");

@@ -75,6 +75,17 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
     if (const int chunk = staged_k_chunk(k); chunk > 0 && 2 * (p.K / p.G) < chunk)
         return "k: k / groups = " + std::to_string(p.K / p.G) + " is under half the kernel's chunk of k (block_k = " +
                std::to_string(chunk) + "): its chunks would run mostly empty";
+    // A performance condition: a staged backward-weight block spans c x k of a tap; c or k per group
+    // under half of it leaves the block mostly empty (ResNet-50's stem, c = 3: 0.07 of cuDNN on the
+    // H100, the register tiles' first-layer tile 0.46; docs/PERFORMANCE.md).
+    if (const StagedWeightBlock b = staged_weight_block(k); b.c > 0) {
+        if (2 * (p.C / p.G) < b.c)
+            return "c: c / groups = " + std::to_string(p.C / p.G) + " is under half the kernel's block of channels (" +
+                   std::to_string(b.c) + "): its blocks would run mostly empty";
+        if (2 * (p.K / p.G) < b.k)
+            return "k: k / groups = " + std::to_string(p.K / p.G) + " is under half the kernel's block of k (" +
+                   std::to_string(b.k) + "): its blocks would run mostly empty";
+    }
     // GPU kernels put rows x images (and staged copies their padded rows) on a grid dim that
     // holds at most 65535 blocks (CUDA's y and z; kept for every GPU target).
     if (const int64_t rows = gpu_grid_rows(sel, q); rows > 65535)

@@ -93,6 +93,13 @@ int input_channel_vector(const KernelInfo &k);
 // A staged GPU backward-data kernel's chunk of k (conv_bwd_data_staged_gpu's block_k; 0 for every other
 // kernel): the dispatcher refuses problems whose k / groups would leave its chunks mostly empty.
 int staged_k_chunk(const KernelInfo &k);
+// A staged GPU backward-weight kernel's block: its channels and k (conv_bwd_weight_staged_gpu's
+// tile_c * threads_c, tile_k * threads_k; 0, 0 for every other kernel): the dispatcher refuses
+// problems whose c or k per group would leave its blocks mostly empty.
+struct StagedWeightBlock {
+    int c = 0, k = 0;
+};
+StagedWeightBlock staged_weight_block(const KernelInfo &k);
 
 // The registry: the built-in kernels in kernel-list order (= dispatch priority), then those of
 // loaded modules. A snapshot: loading a module publishes a new list, entries never move.

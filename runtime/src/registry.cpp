@@ -276,6 +276,13 @@ int staged_k_chunk(const KernelInfo &k) {
     return kv.family->knobs == &BwdDataStagedGpuParams::knobs ? to_params<BwdDataStagedGpuParams>(kv).block_k : 0;
 }
 
+StagedWeightBlock staged_weight_block(const KernelInfo &k) {
+    const KnobValues &kv = kernel_knobs(k);
+    if (kv.family->knobs != &BwdWeightStagedGpuParams::knobs) return {};
+    const BwdWeightStagedGpuParams p = to_params<BwdWeightStagedGpuParams>(kv);
+    return {weight_block_channels(p), weight_block_k(p)};
+}
+
 GroupChannels group_channels(const KernelInfo &k) {
     const KnobValues &kv = kernel_knobs(k);
     return kv.family->group_channels ? kv.family->group_channels(kv) : GroupChannels{};
