@@ -351,8 +351,15 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     // The block's group (from its first channel) and its channel j's index within the group.
     Expr grp = select(a.groups == 1, 0, min(cb * bc / Cg, a.groups - 1));
     auto c_in_group = [&](Expr ch) { return select(a.groups == 1, ch, ch - grp * Cg); };
-    // Pixel j of tile pb at tap (sv, rv): dy's column and row (stride 1).
-    Expr pix = pb * bp + j, px = pix % a.W, py = pix / a.W;
+    // Pixel j of tile pb: its column and row in the plane (tab(0 | 1, j, pb): a schedule can compute
+    // them once per block), then dy's column and row at tap (sv, rv) (stride 1).
+    Expr pix = pb * bp + j;
+    {
+        Var f("f");
+        g.tab = Func("tab");
+        g.tab(f, j, pb) = select(f == 0, pix % a.W, pix / a.W);
+    }
+    Expr px = g.tab(0, j, pb), py = g.tab(1, j, pb);
     Expr q = px + pl - sv * dwl, p = py + pt - rv * dh;
     Expr kin = kcv * block_k + kk;
     Expr inside = k1.filter == 1 && k1.pad == 0 ? Expr(pix < a.H * a.W && kin < Kg)

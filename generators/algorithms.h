@@ -117,6 +117,7 @@ BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Fun
 // (xr < tile_x, cr < tile_c: a thread's pixels and channels are consecutive, so that it can read
 // them as vectors, and a warp's lanes consecutive vectors). Per tap and
 // chunk of block_k k values (the reduction rc: rc.x = chunk, rc.y = s, rc.z = r):
+//   tab(f, j, pb) = block pixel j's column (f = 0) and row (f = 1) in the plane;
 //   as(kk, j, pb, cb, kcv, sv, rv, n) = dy at block pixel j, tap (sv, rv), k = chunk kcv's kk-th
 //     of the block's group (zero outside dy, past the plane and past k);
 //   bs(j, kk, pb, cb, kcv, sv, rv, n) = w at block channel j (zero past C and k; pb and n unused),
@@ -127,7 +128,7 @@ BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Fun
 // A grouped problem's block lies inside one group (c / groups a multiple of bc, the dispatcher's
 // condition: group_channel_tile()), which its first channel names.
 struct BwdDataStagedGraph {
-    Halide::Func as, bs, wt, cp, partial, dxf, out;
+    Halide::Func tab, as, bs, wt, cp, partial, dxf, out;
     Halide::Var kk{"kk"}, j{"j"}, pb{"pb"}, cb{"cb"}, kcv{"kcv"}, sv{"sv"}, rv{"rv"};
     Halide::Var xr{"xr"}, cr{"cr"}, xt{"xt"}, ct{"ct"}, pix{"pix"};
     Halide::Var x{"x"}, y{"y"}, c{"c"}, n{"n"};

@@ -497,6 +497,43 @@ void schedule_column_copy(Func f, int vec) {
 }
 }  // namespace
 
+namespace {
+// The staged families' blocks (conv_bwd_data_staged_gpu, conv_bwd_weight_staged_gpu): every stage of
+// a block on the same two thread dims, x of extent tx (innermost) and y of ty (Halide sizes the block
+// by each dim's widest loop). spread_over_block: a stage's element loop e over them, consecutive
+// threads taking consecutive elements, the thread loops outermost (serial loops outside them would
+// be a thread loop, and a barrier, each). Returns the y thread loop (what compute_with fuses at).
+Var spread_over_block(Stage st, Var e, int tx, int ty) {
+    Var eo("eo"), ei("ei"), el("el"), eh("eh");
+    st.split(e, eo, ei, tx * ty, TailStrategy::GuardWithIf)
+        .split(ei, eh, el, tx)
+        .reorder(eo, el, eh)
+        .gpu_threads(el, eh)
+        .unroll(eo);
+    return eh;
+}
+// The block's accumulators acc(ry, rx, y, x, outer...) in shared memory at `block`: thread (x, y)
+// (x of extent tx, y of ty) owns ny x nx of them (unrolled); the update's reduction loops `red`
+// (innermost first) run outside the thread loops, so each step is a pass of the block's threads.
+void schedule_block_accumulators(Func acc, LoopLevel block, int ny, int nx, int ty, int tx,
+                                 const std::vector<VarOrRVar> &outer, const std::vector<VarOrRVar> &red) {
+    const std::vector<Var> d = acc.args();
+    const Var ry = d[0], rx = d[1], y = d[2], x = d[3];
+    acc.compute_at(block)
+        .store_in(MemoryType::GPUShared)
+        .bound_extent(ry, ny)
+        .bound_extent(rx, nx)
+        .bound_extent(y, ty)
+        .bound_extent(x, tx);
+    for (Stage st : {Stage(acc), acc.update()}) {
+        std::vector<VarOrRVar> order = {ry, rx, x, y};
+        order.insert(order.end(), outer.begin(), outer.end());
+        if (st.name() != acc.name()) order.insert(order.end(), red.begin(), red.end());
+        st.reorder(order).gpu_threads(x, y).unroll(ry).unroll(rx);
+    }
+}
+}  // namespace
+
 // Backward-data staged per block (conv_bwd_data_staged_gpu; define_bwd_data_staged): a block
 // of threads_c x threads_x threads per (pixel tile, image, channel tile). Per tap and chunk of k
 // (the block's serial loop), the block copies the chunk's dy pixels and w channels into shared
@@ -506,21 +543,12 @@ void schedule_column_copy(Func f, int vec) {
 // block's accumulators in shared memory (partial). Halide keeps a thread's registers only inside
 // the thread loops, so the accumulators cross the chunk loop in shared memory.
 void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, const BwdDataStagedGpuParams &p, Layout layout) {
-    const int tx = p.threads_x, tc = p.threads_c, threads = tx * tc;
+    const int tx = p.threads_x, tc = p.threads_c;
     const int bp = data_block_pixels(p), bc = data_block_channels(p);
     const bool nhwc = layout == Layout::NHWC;
-    Var po("po"), pi("pi"), co("co"), ci("ci"), pn("pn"), e("e"), eo("eo"), ei("ei"), el("el"), eh("eh");
-    // A block's element loop e over threads tc x tx (every stage of the block on the same two
-    // thread dims: Halide sizes the block by each dim's widest loop), consecutive threads taking
-    // consecutive elements; the thread loops outermost (serial loops outside them would be a thread
-    // loop, and a barrier, each).
-    auto spread = [&](Stage st) {
-        st.split(e, eo, ei, threads, TailStrategy::GuardWithIf)
-            .split(ei, eh, el, tc)
-            .reorder(eo, el, eh)
-            .gpu_threads(el, eh)
-            .unroll(eo);
-    };
+    Var po("po"), pi("pi"), co("co"), ci("ci"), pn("pn"), e("e");
+    // Threads tc (x) by tx (y).
+    auto spread = [&](Stage st) { return spread_over_block(st, e, tc, tx); };
     // w with the channels innermost, once per call (a flat grid).
     {
         const std::vector<Var> v = g.wt.args();  // (c, k, s, r)
@@ -548,21 +576,7 @@ void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, const BwdDataStagedGpuP
     g.dxf.fuse(po, g.n, pn).gpu_blocks(pn, co);
     spread(g.dxf);
     const LoopLevel block(g.dxf, pn);
-    g.partial.compute_at(block)
-        .store_in(MemoryType::GPUShared)
-        .bound_extent(g.xr, p.tile_x)
-        .bound_extent(g.cr, p.tile_c)
-        .bound_extent(g.xt, tx)
-        .bound_extent(g.ct, tc);
-    for (Stage st : {Stage(g.partial), g.partial.update()}) {
-        std::vector<VarOrRVar> order = {g.xr, g.cr, g.ct, g.xt, g.pb, g.cb, g.n};
-        if (st.name() != g.partial.name()) {
-            order.push_back(g.rc.x);
-            order.push_back(g.rc.y);
-            order.push_back(g.rc.z);
-        }
-        st.reorder(order).gpu_threads(g.ct, g.xt).unroll(g.xr).unroll(g.cr);
-    }
+    schedule_block_accumulators(g.partial, block, p.tile_x, p.tile_c, tx, tc, {g.pb, g.cb, g.n}, {g.rc.x, g.rc.y, g.rc.z});
     g.cp.compute_at(LoopLevel(g.partial, g.ct)).store_in(MemoryType::Register).unroll(g.xr).unroll(g.cr);
     g.cp.update()
         .reorder(g.xr, g.cr, g.kb.x, g.xt, g.ct, g.pb, g.cb, g.n, g.kcv, g.sv, g.rv)
@@ -577,15 +591,28 @@ void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, const BwdDataStagedGpuP
     // dy's chunk: pixels innermost in shared memory, rows of staged_dy_row_words().
     g.as.compute_at(chunk).store_in(MemoryType::GPUShared).bound_extent(g.kk, p.block_k).bound_extent(g.j, bp)
         .reorder_storage(g.j, g.kk).align_storage(g.j, staged_dy_row_words(p));
-    if (nhwc) g.as.reorder(g.kk, g.j).fuse(g.kk, g.j, e);
-    else g.as.reorder(g.j, g.kk).fuse(g.j, g.kk, e);
-    spread(g.as);
+    // NHWC: consecutive threads along k (coalesced loads), each storing 4 consecutive pixels of its k
+    // as one vector (a column store per element put 4 threads of a phase on one bank), the pixels'
+    // columns and rows read from tab, computed once per chunk (per element, the divisions by W cost
+    // as much as the copy). (Once per block, at dxf's block loop, it read wrong values on CUDA and
+    // PoCL alike: the conformance run caught it.)
+    if (nhwc) {
+        Var jo("jo"), jv("jv");
+        g.as.split(g.j, jo, jv, 4).reorder(jv, g.kk, jo).vectorize(jv).fuse(g.kk, jo, e);
+        const std::vector<Var> t = g.tab.args();  // (f, j, pb)
+        g.tab.compute_at(chunk).store_in(MemoryType::GPUShared).bound(t[0], 0, 2).bound_extent(t[1], bp)
+            .reorder(t[0], t[1]).unroll(t[0]).rename(t[1], e);
+        spread(g.tab);
+    } else {
+        g.as.reorder(g.j, g.kk).fuse(g.j, g.kk, e);
+    }
+    const Var as_y = spread(g.as);
     g.bs.compute_at(chunk).store_in(MemoryType::GPUShared).bound_extent(g.j, bc).bound_extent(g.kk, p.block_k)
         .fuse(g.j, g.kk, e);
     spread(g.bs);
     // NCHW: both copies in one loop nest over the threads (one barrier before the sums, not two).
     // NHWC's dy copy runs along k and w's along the channels: compute_with needs one loop order.
-    if (!nhwc) g.bs.compute_with(g.as, eh);
+    if (!nhwc) g.bs.compute_with(g.as, as_y);
 
     Var xo("xo"), xi("xi"), yn("yn");
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
@@ -605,20 +632,12 @@ void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, const BwdDataStagedGpuP
 // staged backward-data kernels do. ws (the split's partial sums) is written from them; dw sums the
 // splits and out scales, as conv_bwd_weight_gpu's.
 void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStagedGpuParams &p, Layout layout) {
-    const int tc = p.threads_c, tk = p.threads_k, threads = tc * tk;
+    const int tc = p.threads_c, tk = p.threads_k;
     const int bc = weight_block_channels(p), bk = weight_block_k(p);
     const bool nhwc = layout == Layout::NHWC;
-    Var co("co"), ci("ci"), ko("ko"), ki("ki"), e("e"), eo("eo"), ei("ei"), el("el"), eh("eh"), tile("tile"), tap("tap");
-    Var io("io"), iv("iv");
-    // Every stage of the block on the same two thread dims (threads_c, then threads_k), consecutive
-    // threads taking consecutive elements (as schedule_bwd_data_staged_gpu's).
-    auto spread = [&](Stage st) {
-        st.split(e, eo, ei, threads, TailStrategy::GuardWithIf)
-            .split(ei, eh, el, tc)
-            .reorder(eo, el, eh)
-            .gpu_threads(el, eh)
-            .unroll(eo);
-    };
+    Var co("co"), ci("ci"), ko("ko"), ki("ki"), e("e"), tile("tile"), tap("tap"), io("io"), iv("iv");
+    // Threads tc (x) by tk (y).
+    auto spread = [&](Stage st) { return spread_over_block(st, e, tc, tk); };
     g.ws.compute_root()
         .split(g.cg, co, ci, bc, TailStrategy::GuardWithIf)
         .split(g.k, ko, ki, bk, TailStrategy::GuardWithIf)
@@ -630,17 +649,7 @@ void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStag
         .gpu_blocks(tile, tap, g.sp);
     spread(g.ws);
     const LoopLevel block(g.ws, tile);
-    g.partial.compute_at(block)
-        .store_in(MemoryType::GPUShared)
-        .bound_extent(g.kr, p.tile_k)
-        .bound_extent(g.cr, p.tile_c)
-        .bound_extent(g.kt, tk)
-        .bound_extent(g.ct, tc);
-    for (Stage st : {Stage(g.partial), g.partial.update()}) {
-        std::vector<VarOrRVar> order = {g.kr, g.cr, g.ct, g.kt, g.kb, g.cb, g.s, g.r, g.sp};
-        if (st.name() != g.partial.name()) order.push_back(g.rc.x);
-        st.reorder(order).gpu_threads(g.ct, g.kt).unroll(g.kr).unroll(g.cr);
-    }
+    schedule_block_accumulators(g.partial, block, p.tile_k, p.tile_c, tk, tc, {g.kb, g.cb, g.s, g.r, g.sp}, {g.rc.x});
     g.cp.compute_at(LoopLevel(g.partial, g.ct)).store_in(MemoryType::Register).unroll(g.kr).unroll(g.cr);
     g.cp.update()
         .reorder(g.kr, g.cr, g.pb.x, g.kt, g.ct, g.kb, g.cb, g.s, g.r, g.sp, g.kcv)
@@ -652,6 +661,7 @@ void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStag
     for (auto [f, width] : {std::pair{g.as, p.tile_k}, std::pair{g.bs, p.tile_c}})
         f.in(g.cp).compute_at(g.cp, g.pb.x).store_in(MemoryType::Register).bound_extent(g.i, width).vectorize(g.i);
     const LoopLevel chunk(g.partial, g.rc.x);
+    Var copy_y;  // the copies' y thread loop
     for (auto [f, width] : {std::pair{g.as, bk}, std::pair{g.bs, bc}}) {
         f.compute_at(chunk).store_in(MemoryType::GPUShared).bound_extent(g.i, width).bound_extent(g.j, p.block_p)
             .align_storage(g.i, staged_channel_row_words(width)).split(g.i, io, iv, 4).vectorize(iv);
@@ -662,7 +672,7 @@ void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStag
         // row and column it computes once per chunk: tab inlined).
         if (nhwc) f.reorder(iv, io, g.j).fuse(io, g.j, e);
         else f.reorder(iv, g.j, io).fuse(g.j, io, e);
-        spread(f);
+        copy_y = spread(f);
     }
     if (nhwc) {
         const std::vector<Var> t = g.tab.args();  // (f, j, sp, kcv)
@@ -670,7 +680,7 @@ void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStag
             .reorder(t[0], t[1]).unroll(t[0]).rename(t[1], e);
         spread(g.tab);
     }
-    g.bs.compute_with(g.as, eh);  // both copies in one loop nest: one barrier before the sums
+    g.bs.compute_with(g.as, copy_y);  // both copies in one loop nest: one barrier before the sums
 
     Var cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi");
     g.out.compute_root();

@@ -24,15 +24,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=${OUT:-/tmp/convbwd-gpu}
 mkdir -p "$root"
 OUT=$root source scripts/gpu_env.sh
-if [ "${WEIGHT:-0}" = 1 ] && [ "${LIBRARY:-0}" = 1 ]; then  # the library's own backward-weight choices
+library() {  # library F PREFIX: the library's own choices (-F F) on shapes/any_filter.txt, both layouts, against cuDNN
   for l in NCHW NHWC; do
-    CONVBWD_VERBOSE=dispatch timeout 240 "$bin/convbwd-driver" --shapes shapes/any_filter.txt -I $l -F 4 --target cuda \
-        --compare cudnn -t 1 -V 0 -i 10 --json > "$out/library_w_$l.json" 2> "$out/library_w_$l.err"
-    echo "library $l rc=$? rows=$(grep -c '^{' "$out/library_w_$l.json")"
+    CONVBWD_VERBOSE=dispatch timeout 240 "$bin/convbwd-driver" --shapes shapes/any_filter.txt -I $l -F "$1" --target cuda \
+        --compare cudnn -t 1 -V 0 -i 10 --json > "$out/$2_$l.json" 2> "$out/$2_$l.err"
+    echo "library $l rc=$? rows=$(grep -c '^{' "$out/$2_$l.json")"
   done
-  python3 scripts/suites.py "$out"/library_w_*.json --layers
-  exit 0
-fi
+  python3 scripts/suites.py "$out/$2_NCHW.json" "$out/$2_NHWC.json" --layers
+}
+if [ "${WEIGHT:-0}" = 1 ] && [ "${LIBRARY:-0}" = 1 ]; then library 4 library_w; exit 0; fi
 if [ "${LIBRARY:-0}" = 1 ]; then
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"; date -u | tee -a "$out/device.txt"
   [ "${SKIP_CHECKS:-0}" = 1 ] || {
@@ -40,12 +40,7 @@ if [ "${LIBRARY:-0}" = 1 ]; then
   timeout 120 "$bin/convbwd_tests" "--test-case=staged backward-data*" > "$out/test_dispatch.log" 2>&1
   echo "dispatch tests rc=$? $(grep -E 'staged backward-data kernels checked|^\[doctest\] assertions' "$out/test_dispatch.log" | tr '\n' ' ')"
   memcheck 'bwdd_f32_nchw_s1_any_cuda_stc4x4' 200; }
-  for l in NCHW NHWC; do
-    CONVBWD_VERBOSE=dispatch timeout 240 "$bin/convbwd-driver" --shapes shapes/any_filter.txt -I $l -F 2 --target cuda \
-        --compare cudnn -t 1 -V 0 -i 10 --json > "$out/library_$l.json" 2> "$out/library_$l.err"
-    echo "library $l rc=$? rows=$(grep -c '^{' "$out/library_$l.json")"
-  done
-  python3 scripts/suites.py "$out"/library_*.json --layers
+  library 2 library
   exit 0
 fi
 table() {  # table SUITE BASES: per kernel, cuDNN / kernel (same layout, best layout) and the base's own time / kernel's

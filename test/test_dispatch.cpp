@@ -16,6 +16,24 @@ std::string chosen(const ConvProblem &p, convbwd_direction d) {
     REQUIRE(convbwd_select_kernel(&c, d, to_c(p.dtype), to_c(p.layout), nullptr, &name) == CONVBWD_SUCCESS);
     return name;
 }
+// Selects the built kernel d by name for p (its layout set to d's), f32: the dispatcher's status.
+convbwd_status select_named(const convbwd_kernel_desc &d, convbwd_direction dir, ConvProblem p) {
+    p.dtype = DType::F32;
+    p.layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
+    convbwd_problem c = to_c(with_derived_output(p));
+    convbwd_exec e{};
+    e.target = d.target;
+    e.kernel = d.name;
+    const char *got = nullptr;
+    return convbwd_select_kernel(&c, dir, CONVBWD_F32, d.layout, &e, &got);
+}
+// A built kernel's params: its schedule string read in its family's space.
+template <class Params>
+Params kernel_params(const convbwd_kernel_desc &d) {
+    KnobValues kv = default_values(*find_family(d.family));
+    REQUIRE(parse_knobs(d.schedule, &kv).empty());
+    return to_params<Params>(kv);
+}
 bool has_kernel(const std::string &name) {
     for (int i = 0; i < convbwd_kernel_count(); i++) {
         convbwd_kernel_desc d;
@@ -253,23 +271,15 @@ TEST_CASE("staged backward-data kernels refuse small k / groups and groups their
         convbwd_kernel_desc d;
         REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
         if (std::string(d.family) != "conv_bwd_data_staged_gpu") continue;
-        KnobValues kv = default_values(*find_family(d.family));
-        REQUIRE(parse_knobs(d.schedule, &kv).empty());
-        const BwdDataStagedGpuParams sp = to_params<BwdDataStagedGpuParams>(kv);
+        const BwdDataStagedGpuParams sp = kernel_params<BwdDataStagedGpuParams>(d);
         const int chunk = sp.block_k;
         REQUIRE(chunk > 0);
         const int block_c = data_block_channels(sp);
         CAPTURE(std::string(d.name));
         auto select = [&](int C, int K, int G) {
-            ConvProblem p{.N = 1, .C = C, .H = 9, .W = 9, .K = K, .R = 5, .S = 5, .G = G, .pad_top = 2, .pad_bottom = 2,
-                          .pad_left = 2, .pad_right = 2, .dtype = DType::F32,
-                          .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
-            convbwd_problem c = to_c(with_derived_output(p));
-            convbwd_exec e{};
-            e.target = d.target;
-            e.kernel = d.name;
-            const char *got = nullptr;
-            return convbwd_select_kernel(&c, CONVBWD_BWD_DATA, CONVBWD_F32, d.layout, &e, &got);
+            return select_named(d, CONVBWD_BWD_DATA,
+                                {.N = 1, .C = C, .H = 9, .W = 9, .K = K, .R = 5, .S = 5, .G = G, .pad_top = 2,
+                                 .pad_bottom = 2, .pad_left = 2, .pad_right = 2});
         };
         CHECK(select(block_c, chunk / 2, 1) == CONVBWD_SUCCESS);
         CHECK(select(block_c, chunk / 2 - 1, 1) == CONVBWD_NO_KERNEL);
@@ -297,20 +307,14 @@ TEST_CASE("staged backward-weight kernels refuse grouped problems and c or k und
         REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
         if (std::string(d.family) != "conv_bwd_weight_staged_gpu") continue;
         CAPTURE(std::string(d.name));
-        KnobValues kv = default_values(*find_family(d.family));
-        REQUIRE(parse_knobs(d.schedule, &kv).empty());
-        const BwdWeightStagedGpuParams sp = to_params<BwdWeightStagedGpuParams>(kv);
+        const BwdWeightStagedGpuParams sp = kernel_params<BwdWeightStagedGpuParams>(d);
         const int bc = weight_block_channels(sp), bk = weight_block_k(sp);
+        const int stride = std::string(d.stride_class) == "s1" ? 1 : 2;  // a 4x4 filter: filter class any
         auto select = [&](int G, int C = 0, int K = 0) {
-            ConvProblem p{.N = 2, .C = C ? C : 2 * bc, .H = 9, .W = 9, .K = K ? K : 2 * bk, .R = 4, .S = 4, .G = G,
-                          .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .stride_h = 2, .stride_w = 2,
-                          .dtype = DType::F32, .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
-            convbwd_problem c = to_c(with_derived_output(p));
-            convbwd_exec e{};
-            e.target = d.target;
-            e.kernel = d.name;
-            const char *got = nullptr;
-            return convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, d.layout, &e, &got);
+            return select_named(d, CONVBWD_BWD_WEIGHT,
+                                {.N = 2, .C = C ? C : 2 * bc, .H = 9, .W = 9, .K = K ? K : 2 * bk, .R = 4, .S = 4,
+                                 .G = G, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                                 .stride_h = stride, .stride_w = stride});
         };
         CHECK(select(1) == CONVBWD_SUCCESS);
         CHECK(select(2) == CONVBWD_NO_KERNEL);
