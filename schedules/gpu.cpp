@@ -74,6 +74,22 @@ void stage_padded(Func f) {
         .gpu_blocks(ycn, xo)
         .gpu_threads(xi, yi);
 }
+
+// Backward-weight's last two stages, every GPU family: out = alpha * dw + beta * prev, with dw (the
+// splits summed in a fixed order) computed per thread; 16 x 8 threads along (cg, k), a block per
+// tap.
+template <class Graph>
+void schedule_weight_output_gpu(Graph &g) {
+    Var cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi"), tap("tap");
+    g.out.compute_root();
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage st, bool) {
+        st.reorder(g.cg, g.k, g.s, g.r)
+            .gpu_tile(g.cg, g.k, cbo, kbo, cbi, kbi, 16, 8, TailStrategy::GuardWithIf)
+            .fuse(g.s, g.r, tap)
+            .gpu_blocks(tap);
+    });
+    g.dw.compute_at(g.out, cbi);
+}
 }  // namespace
 
 // Register tiles must have a constant size, so the per-thread split shifts its last tile inwards
@@ -420,14 +436,7 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         in_registers(g.dy_row.in(g.partial), 1);
     }
 
-    g.out.compute_root();
-    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
-        s.reorder(g.cg, g.k, g.s, g.r)
-            .gpu_tile(g.cg, g.k, cbo, kbo, cbi, kbi, 16, 8, TailStrategy::GuardWithIf)
-            .fuse(g.s, g.r, tap)
-            .gpu_blocks(tap);
-    });
-    g.dw.compute_at(g.out, cbi);
+    schedule_weight_output_gpu(g);
 }
 
 }  // namespace convbwd
@@ -682,15 +691,7 @@ void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStag
     }
     g.bs.compute_with(g.as, copy_y);  // both copies in one loop nest: one barrier before the sums
 
-    Var cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi");
-    g.out.compute_root();
-    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage st, bool) {
-        st.reorder(g.cg, g.k, g.s, g.r)
-            .gpu_tile(g.cg, g.k, cbo, kbo, cbi, kbi, 16, 8, TailStrategy::GuardWithIf)
-            .fuse(g.s, g.r, tap)
-            .gpu_blocks(tap);
-    });
-    g.dw.compute_at(g.out, cbi);
+    schedule_weight_output_gpu(g);
 }
 
 // Matrix fragments (conv_bwd_data_mma_gpu): one block = one wave (64 lanes, AMD) or warp (32,
@@ -828,15 +829,7 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
         }
     }
 
-    Var cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi");
-    g.out.compute_root();
-    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
-        s.reorder(g.cg, g.k, g.s, g.r)
-            .gpu_tile(g.cg, g.k, cbo, kbo, cbi, kbi, 16, 8, TailStrategy::GuardWithIf)
-            .fuse(g.s, g.r, tap)
-            .gpu_blocks(tap);
-    });
-    g.dw.compute_at(g.out, cbi);
+    schedule_weight_output_gpu(g);
 }
 
 }  // namespace convbwd
