@@ -541,6 +541,21 @@ void schedule_block_accumulators(Func acc, LoopLevel block, int ny, int nx, int 
         st.reorder(order).gpu_threads(x, y).unroll(ry).unroll(rx);
     }
 }
+// A thread's `width` consecutive elements along `dim` of the staged chunk `staged`, read as one
+// vector into registers at `consumer`'s loop `at` (a scalar read per element made the sums wait on
+// shared memory).
+void read_tile_as_vector(Func staged, Func consumer, VarOrRVar at, Var dim, int width) {
+    staged.in(consumer).compute_at(LoopLevel(consumer, at)).store_in(MemoryType::Register).bound_extent(dim, width).vectorize(dim);
+}
+// A per-chunk pixel table tab(f, j, ...) (f < fields, j < pixels) in shared memory at `chunk`, a
+// pixel per thread (its element loop renamed to `e` and spread over the block by `spread`).
+template <class Spread>
+void schedule_pixel_table(Func tab, LoopLevel chunk, int fields, int pixels, Var e, Spread spread) {
+    const std::vector<Var> t = tab.args();
+    tab.compute_at(chunk).store_in(MemoryType::GPUShared).bound(t[0], 0, fields).bound_extent(t[1], pixels)
+        .reorder(t[0], t[1]).unroll(t[0]).rename(t[1], e);
+    spread(tab);
+}
 }  // namespace
 
 // Backward-data staged per block (conv_bwd_data_staged_gpu; define_bwd_data_staged): a block
@@ -594,8 +609,8 @@ void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, const BwdDataStagedGpuP
         .unroll(g.kb.x);
     // A k's tile_x pixels and tile_c channels of the thread, each read from the chunk as one vector
     // into registers (as the staged backward-weight kernels do).
-    g.as.in(g.cp).compute_at(g.cp, g.kb.x).store_in(MemoryType::Register).bound_extent(g.j, p.tile_x).vectorize(g.j);
-    g.bs.in(g.cp).compute_at(g.cp, g.kb.x).store_in(MemoryType::Register).bound_extent(g.j, p.tile_c).vectorize(g.j);
+    read_tile_as_vector(g.as, g.cp, g.kb.x, g.j, p.tile_x);
+    read_tile_as_vector(g.bs, g.cp, g.kb.x, g.j, p.tile_c);
     const LoopLevel chunk(g.partial, g.rc.x);
     // dy's chunk: pixels innermost in shared memory, rows of staged_dy_row_words().
     g.as.compute_at(chunk).store_in(MemoryType::GPUShared).bound_extent(g.kk, p.block_k).bound_extent(g.j, bp)
@@ -608,10 +623,7 @@ void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, const BwdDataStagedGpuP
     if (nhwc) {
         Var jo("jo"), jv("jv");
         g.as.split(g.j, jo, jv, 4).reorder(jv, g.kk, jo).vectorize(jv).fuse(g.kk, jo, e);
-        const std::vector<Var> t = g.tab.args();  // (f, j, pb)
-        g.tab.compute_at(chunk).store_in(MemoryType::GPUShared).bound(t[0], 0, 2).bound_extent(t[1], bp)
-            .reorder(t[0], t[1]).unroll(t[0]).rename(t[1], e);
-        spread(g.tab);
+        schedule_pixel_table(g.tab, chunk, 2, bp, e, spread);  // (column, row) of each pixel
     } else {
         g.as.reorder(g.j, g.kk).fuse(g.j, g.kk, e);
     }
@@ -665,10 +677,9 @@ void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStag
         .unroll(g.kr)
         .unroll(g.cr)
         .unroll(g.pb.x);
-    // A pixel's tile_k k and tile_c channels of the thread, each read from the chunk as one vector
-    // into registers (a scalar read per element made the sums wait on shared memory).
-    for (auto [f, width] : {std::pair{g.as, p.tile_k}, std::pair{g.bs, p.tile_c}})
-        f.in(g.cp).compute_at(g.cp, g.pb.x).store_in(MemoryType::Register).bound_extent(g.i, width).vectorize(g.i);
+    // A pixel's tile_k k and tile_c channels of the thread, each read from the chunk as one vector.
+    read_tile_as_vector(g.as, g.cp, g.pb.x, g.i, p.tile_k);
+    read_tile_as_vector(g.bs, g.cp, g.pb.x, g.i, p.tile_c);
     const LoopLevel chunk(g.partial, g.rc.x);
     Var copy_y;  // the copies' y thread loop
     for (auto [f, width] : {std::pair{g.as, bk}, std::pair{g.bs, bc}}) {
@@ -683,12 +694,7 @@ void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStag
         else f.reorder(iv, g.j, io).fuse(g.j, io, e);
         copy_y = spread(f);
     }
-    if (nhwc) {
-        const std::vector<Var> t = g.tab.args();  // (f, j, sp, kcv)
-        g.tab.compute_at(chunk).store_in(MemoryType::GPUShared).bound(t[0], 0, 3).bound_extent(t[1], p.block_p)
-            .reorder(t[0], t[1]).unroll(t[0]).rename(t[1], e);
-        spread(g.tab);
-    }
+    if (nhwc) schedule_pixel_table(g.tab, chunk, 3, p.block_p, e, spread);  // (column, row, image)
     g.bs.compute_with(g.as, copy_y);  // both copies in one loop nest: one barrier before the sums
 
     schedule_weight_output_gpu(g);

@@ -241,6 +241,15 @@ CONVBWD_DEFINE_PARAMS(BwdWeightMmaGpuParams, CONVBWD_BWD_WEIGHT_MMA_GPU_KNOBS)
 inline int weight_block_frags_m(const BwdWeightMmaGpuParams &p) { return p.tile_m * p.warps_m; }
 inline int weight_block_frags_n(const BwdWeightMmaGpuParams &p) { return p.tile_n * p.warps_n; }
 
+// The launch knobs of the SIMT GPU backward-weight families' split over the N*P rows (register
+// tiles and staged: the same splits and workspace), one declaration for both tables.
+#define CONVBWD_GPU_WEIGHT_SPLIT_KNOBS(X)                                                                   \
+    X(max_splits, 512, Launch, "", "cap on the partial sums over the N*P rows (workspace <= 256 MiB)",       \
+      1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)                                              \
+    X(split_blocks, 528, Launch, "",                                                                         \
+      "blocks per launch the split count aims at (528 = 4 per H100 multiprocessor)", 132, 264, 528, 1056,  \
+      2112, 4224, 8448)
+
 // ---- Backward-weight, GPU (conv_bwd_weight_gpu) ----
 #define CONVBWD_BWD_WEIGHT_GPU_KNOBS(X)                                                                      \
     X(tile_c, 4, Compile, "c!", "input channels per thread (registers)", 1, 2, 3, 4, 8)                      \
@@ -263,11 +272,7 @@ inline int weight_block_frags_n(const BwdWeightMmaGpuParams &p) { return p.tile_
       "4 = a column block's x and dy channels loaded once into registers as 16-byte vectors (C, K "         \
       "multiples of 4, groups 1)",                                                                           \
       1, 4)                                                                                                  \
-    X(max_splits, 512, Launch, "", "cap on the partial sums over the N*P rows (workspace <= 256 MiB)",       \
-      1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)                                              \
-    X(split_blocks, 528, Launch, "",                                                                         \
-      "blocks per launch the split count aims at (528 = 4 per H100 multiprocessor)", 132, 264, 528, 1056,  \
-      2112, 4224, 8448)
+    CONVBWD_GPU_WEIGHT_SPLIT_KNOBS(X)
 CONVBWD_DEFINE_PARAMS(BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
 
 // ---- Backward-weight, GPU, staged (conv_bwd_weight_staged_gpu): f32 backward-weight (any stride,
@@ -284,11 +289,7 @@ CONVBWD_DEFINE_PARAMS(BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
     X(threads_c, 8, Compile, "tc", "threads along the block's input channels", 4, 8, 16, 32)                 \
     X(threads_k, 16, Compile, "tk", "threads along the block's output channels", 4, 8, 16, 32)               \
     X(block_p, 64, Compile, "b", "pixels per chunk staged in shared memory", 8, 16, 32, 64)                  \
-    X(max_splits, 512, Launch, "", "cap on the partial sums over the N*P rows (workspace <= 256 MiB)",       \
-      1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)                                              \
-    X(split_blocks, 528, Launch, "",                                                                         \
-      "blocks per launch the split count aims at (528 = 4 per H100 multiprocessor)", 132, 264, 528, 1056,  \
-      2112, 4224, 8448)
+    CONVBWD_GPU_WEIGHT_SPLIT_KNOBS(X)
 CONVBWD_DEFINE_PARAMS(BwdWeightStagedGpuParams, CONVBWD_BWD_WEIGHT_STAGED_GPU_KNOBS)
 // A staged backward-weight block's tile: input and output channels, every thread's.
 inline int weight_block_channels(const BwdWeightStagedGpuParams &p) { return p.tile_c * p.threads_c; }
