@@ -126,6 +126,22 @@ inline std::vector<ConvProblem> conformance_problems() {
         p.pad_top = 3, p.pad_bottom = 1, p.pad_left = 2, p.pad_right = 2;
         out.push_back(with_derived_output(p));
     }
+    // Taps that read only padding for whole tiles (the staged kernels skip them per block or chunk):
+    // DeepLab's ASPP in small (rate 6 on a 12x12 plane: the outer taps reach 6 of 12 rows), a
+    // plane of 130 columns with a column dilation of 64 (a 64-pixel tile inside one row whose
+    // outer column taps read padding only), and the same at stride 2.
+    struct Sparse {
+        int N, C, K, H, W, R, S, stride, dil_h, dil_w, pad_h, pad_w;
+    };
+    for (const Sparse &s : {Sparse{2, 20, 72, 12, 12, 3, 3, 1, 6, 6, 6, 6}, Sparse{1, 24, 40, 3, 130, 1, 3, 1, 1, 64, 0, 64},
+                            Sparse{2, 24, 40, 9, 140, 3, 3, 2, 4, 32, 4, 33}}) {
+        ConvProblem p;
+        p.N = s.N, p.C = s.C, p.K = s.K, p.H = s.H, p.W = s.W, p.R = s.R, p.S = s.S;
+        p.stride_h = p.stride_w = s.stride;
+        p.dilation_h = s.dil_h, p.dilation_w = s.dil_w;
+        p.pad_top = p.pad_bottom = s.pad_h, p.pad_left = p.pad_right = s.pad_w;
+        out.push_back(with_derived_output(p));
+    }
     // A pointwise plane of 60 columns in rows of 10: read as one row it is whole vectors of 4
     // (kernels loading columns as vectors, xvec), its rows are not.
     {
