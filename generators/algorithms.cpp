@@ -337,11 +337,12 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
 }
 
 BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t,
-                                          FilterClass fc, int tile_x, int tile_c, int threads_x, int threads_c,
-                                          int block_k) {
+                                          StrideClass sc, FilterClass fc, int tile_x, int tile_c, int threads_x,
+                                          int threads_c, int block_k) {
     BwdDataStagedGraph g;
     g.beta = a.beta;
-    ClassConsts k1 = class_consts(StrideClass::S1, fc);
+    ClassConsts k1 = class_consts(sc, fc);
+    const int st = k1.stride;  // 1 or 2: a compile-time stride (the family's valid())
     Expr R = or_const(k1.filter, a.R), S = or_const(k1.filter, a.S);
     Expr dh = or_const(k1.dilation, a.dilation_h), dwl = or_const(k1.dilation, a.dilation_w);
     Expr pt = k1.pad >= 0 ? Expr(k1.pad) : a.pad_top, pl = k1.pad >= 0 ? Expr(k1.pad) : a.pad_left;
@@ -351,19 +352,32 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     // The block's group (from its first channel) and its channel j's index within the group.
     Expr grp = select(a.groups == 1, 0, min(cb * bc / Cg, a.groups - 1));
     auto c_in_group = [&](Expr ch) { return select(a.groups == 1, ch, ch - grp * Cg); };
-    // Pixel j of tile pb: its column and row in the plane (tab(0 | 1, j, pb): a schedule can compute
-    // them once per block), then dy's column and row at tap (sv, rv) (stride 1).
-    Expr pix = pb * bp + j;
+    // The planes the tiles cover. Stride 1: dx's plane, pixel = y * W + x. Stride st > 1: one plane
+    // per stride phase (phx, phy) = ((x + pl) % st, (y + pt) % st), of Wm x Hm pixels (mx, my) =
+    // ((x + pl) / st, (y + pt) / st), its tiles after the previous phase's (tpp tiles a phase): a
+    // phase's taps are a stride-1 filter over dy (phase_taps), the same for every pixel of a tile.
+    // Pixels of a phase plane outside dx (x < 0 or x >= W) are summed and never stored.
+    Expr Wm = st == 1 ? a.W : (a.W + pl + st - 1) / st, Hm = st == 1 ? a.H : (a.H + pt + st - 1) / st;
+    Expr tpp = (Hm * Wm + bp - 1) / bp;
+    Expr ph = st == 1 ? Expr(0) : pb / tpp, phx = ph % st, phy = ph / st;
+    Expr pb_in = st == 1 ? Expr(pb) : pb % tpp;
+    // Pixel j of tile pb: its column and row in its plane (tab(0 | 1, j, pb): a schedule can compute
+    // them once per block), then dy's column and row at tap (sv, rv).
+    Expr pix = pb_in * bp + j;
     {
         Var f("f");
         g.tab = Func("tab");
-        g.tab(f, j, pb) = select(f == 0, pix % a.W, pix / a.W);
+        g.tab(f, j, pb) = select(f == 0, pix % Wm, pix / Wm);
     }
     Expr px = g.tab(0, j, pb), py = g.tab(1, j, pb);
-    Expr q = px + pl - sv * dwl, p = py + pt - rv * dh;
+    PhaseTaps tx = phase_taps(st, Expr(), dwl, k1.dilation, S), ty = phase_taps(st, Expr(), dh, k1.dilation, R);
+    // dy's column and row for tap (sv, rv) of the tile's phase at plane pixel (mx, my).
+    auto dy_col = [&](Expr mx, Expr s) { return st == 1 ? mx + pl - s * dwl : tx.src(mx, phx, s); };
+    auto dy_row = [&](Expr my, Expr r) { return st == 1 ? my + pt - r * dh : ty.src(my, phy, r); };
+    Expr q = dy_col(px, sv), p = dy_row(py, rv);
     Expr kin = kcv * block_k + kk;
-    Expr inside = k1.filter == 1 && k1.pad == 0 ? Expr(pix < a.H * a.W && kin < Kg)
-                                                  : pix < a.H * a.W && kin < Kg && q >= 0 && q < a.Q && p >= 0 && p < a.P;
+    Expr inside = k1.filter == 1 && k1.pad == 0 ? Expr(pix < Hm * Wm && kin < Kg)
+                                                  : pix < Hm * Wm && kin < Kg && q >= 0 && q < a.Q && p >= 0 && p < a.P;
     g.as = Func("as");
     g.as(kk, j, pb, cb, kcv, sv, rv, n) =
         select(inside, decode(dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), grp * Kg + clamp(kin, 0, Kg - 1), n), t), 0.0f);
@@ -373,10 +387,13 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
         g.wt(wc, wk, ws, wr) = decode(w(ws, wr, wc, wk), t);
     }
     Expr ch = cb * bc + j;
+    // The filter tap of tap index (sv, rv) of the tile's phase.
+    Expr tap_s = st == 1 ? Expr(sv) : tx.r(phx, sv), tap_r = st == 1 ? Expr(rv) : ty.r(phy, rv);
     g.bs = Func("bs");
-    // (pb and n unused: bs has as's dims, so that a schedule can copy both in one loop nest.)
+    // (n unused, pb only for the phase: bs has as's dims, so that a schedule can copy both in one
+    // loop nest.)
     g.bs(j, kk, pb, cb, kcv, sv, rv, n) =
-        select(ch < a.C && kin < Kg, g.wt(clamp(c_in_group(ch), 0, Cg - 1), grp * Kg + clamp(kin, 0, Kg - 1), sv, rv), 0.0f);
+        select(ch < a.C && kin < Kg, g.wt(clamp(c_in_group(ch), 0, Cg - 1), grp * Kg + clamp(kin, 0, Kg - 1), tap_s, tap_r), 0.0f);
 
     Var &xr = g.xr, &cr = g.cr, &xt = g.xt, &ct = g.ct;
     g.kb = RDom(0, block_k, "kb");
@@ -384,19 +401,22 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) = 0.0f;
     g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) +=
         g.as(g.kb.x, xt * tile_x + xr, pb, cb, kcv, sv, rv, n) * g.bs(ct * tile_c + cr, g.kb.x, pb, cb, kcv, sv, rv, n);
-    g.rc = RDom(0, (Kg + block_k - 1) / block_k, 0, S, 0, R, "rc");
+    g.rc = RDom(0, (Kg + block_k - 1) / block_k, 0, tx.count, 0, ty.count, "rc");
+    Expr taps_exist = Halide::Internal::const_true();  // the tile's phase has tap (rc.y, rc.z)
+    if (st > 1) taps_exist = tx.valid(phx, g.rc.y) && ty.valid(phy, g.rc.z);
     if (!(k1.filter == 1 && k1.pad == 0)) {
         // Taps whose dy reads lie wholly in the padding for every pixel of tile pb add zeros: skip
         // them (a uniform test per block and tap, so the chunk's copies are skipped too). The tile's
-        // rows are [y0, y1]; its columns [x0, x1] when it lies in one row, else every column.
-        // DeepLab's ASPP (rate 12-18 on 32x32 planes) reads padding on 25-38% of its row taps.
-        Expr first = pb * bp, last = min(first + bp, a.H * a.W) - 1;
-        Expr y0 = first / a.W, y1 = last / a.W;
-        Expr x0 = select(y0 == y1, first % a.W, 0), x1 = select(y0 == y1, last % a.W, a.W - 1);
-        Expr sv_ = g.rc.y, rv_ = g.rc.z;
-        // dy's row y + pt - rv * dh lies in [0, P) for some y in [y0, y1]; columns likewise.
-        g.rc.where(y1 + pt - rv_ * dh >= 0 && y0 + pt - rv_ * dh < a.P &&
-                   x1 + pl - sv_ * dwl >= 0 && x0 + pl - sv_ * dwl < a.Q);
+        // rows are [y0, y1]; its columns [x0, x1] when it lies in one row, else every column (dy's
+        // row and column grow with the plane's). DeepLab's ASPP (rate 12-18 on 32x32 planes) reads
+        // padding on 25-38% of its row taps.
+        Expr first = pb_in * bp, last = min(first + bp, Hm * Wm) - 1;
+        Expr y0 = first / Wm, y1 = last / Wm;
+        Expr x0 = select(y0 == y1, first % Wm, 0), x1 = select(y0 == y1, last % Wm, Wm - 1);
+        g.rc.where(taps_exist && dy_row(y1, g.rc.z) >= 0 && dy_row(y0, g.rc.z) < a.P && dy_col(x1, g.rc.y) >= 0 &&
+                   dy_col(x0, g.rc.y) < a.Q);
+    } else if (st > 1) {
+        g.rc.where(taps_exist);
     }
     g.partial = Func("partial");
     g.partial(xr, cr, xt, ct, pb, cb, n) = 0.0f;
@@ -407,7 +427,15 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     g.dxf = Func("dxf");
     g.dxf(pixv, c, n) = g.partial(jp % tile_x, jc % tile_c, jp / tile_x, jc / tile_c, pixv / bp, c / bc, n);
     g.out = out;
-    Expr res = a.alpha * g.dxf(g.y * a.W + g.x, c, n);
+    // dx's pixel (x, y) in dxf: y * W + x, or at stride st its phase's tiles, then (mx, my) there
+    // (clamped to the phases' tiles: bounds inference sees the divisions' full range).
+    Expr at = g.y * a.W + g.x;
+    if (st > 1) {
+        Expr tx_ = g.x + pl, ty_ = g.y + pt;
+        Expr phase = (ty_ % st) * st + tx_ % st;
+        at = clamp(phase * tpp * bp + (ty_ / st) * Wm + tx_ / st, 0, st * st * tpp * bp - 1);
+    }
+    Expr res = a.alpha * g.dxf(at, c, n);
     g.out(g.x, g.y, c, n) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(g.x, g.y, c, n), t)), t);
     return g;
 }

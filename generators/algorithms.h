@@ -112,19 +112,23 @@ BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Fun
 // Backward-data at stride 1 as an implicit GEMM staged per block (conv_bwd_data_staged_gpu):
 // dx[pixel, c] = sum over taps (s, r) and k of dy[pixel shifted by the tap, k] w[s, r, c, k], with
 // a plane's pixels flattened (pixel = y * W + x, so rows of 17 or 35 columns fill whole tiles).
+// At stride 2 the same per stride phase: a phase's pixels (every other column and row of dx) form
+// a plane whose taps are a stride-1 filter over dy; the phases' tiles follow one another along pb.
+// Taps that read only dy's padding for a whole tile are skipped (rc's predicate).
 // A block owns bp = tile_x * threads_x pixels (pb: the pixel tile) x bc = tile_c * threads_c channels
 // (cb) of image n; thread (xt, ct) owns pixels xt * tile_x + xr and channels ct * tile_c + cr
 // (xr < tile_x, cr < tile_c: a thread's pixels and channels are consecutive, so that it can read
 // them as vectors, and a warp's lanes consecutive vectors). Per tap and
 // chunk of block_k k values (the reduction rc: rc.x = chunk, rc.y = s, rc.z = r):
-//   tab(f, j, pb) = block pixel j's column (f = 0) and row (f = 1) in the plane;
+//   tab(f, j, pb) = block pixel j's column (f = 0) and row (f = 1) in the (phase's) plane;
 //   as(kk, j, pb, cb, kcv, sv, rv, n) = dy at block pixel j, tap (sv, rv), k = chunk kcv's kk-th
 //     of the block's group (zero outside dy, past the plane and past k);
 //   bs(j, kk, pb, cb, kcv, sv, rv, n) = w at block channel j (zero past C and k; pb and n unused),
 //     read from wt(c, k, s, r), w copied with the channels innermost;
 //   cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) = that chunk's sums (update over kb = kk);
 //   partial(xr, cr, xt, ct, pb, cb, n) += cp over rc (in order).
-// dxf(pixel, c, n) = partial (a flat copy of dx), then out(x, y, c, n) from dxf(y * W + x, c, n).
+// dxf(pixel, c, n) = partial (a flat copy of dx, by phase at stride 2), then out(x, y, c, n) from
+// dxf(y * W + x, c, n) (at stride 2 from its phase's pixel).
 // A grouped problem's block lies inside one group (c / groups a multiple of bc, the dispatcher's
 // condition: group_channel_tile()), which its first channel names.
 struct BwdDataStagedGraph {
@@ -136,8 +140,8 @@ struct BwdDataStagedGraph {
     Halide::Expr beta;
 };
 BwdDataStagedGraph define_bwd_data_staged(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
-                                          const ConvArgs &a, DType t, FilterClass fc, int tile_x, int tile_c,
-                                          int threads_x, int threads_c, int block_k);
+                                          const ConvArgs &a, DType t, StrideClass sc, FilterClass fc, int tile_x,
+                                          int tile_c, int threads_x, int threads_c, int block_k);
 
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W

@@ -61,7 +61,7 @@ public:
     }
 };
 
-// Staged backward-data (conv_bwd_data_staged_gpu): stride 1, f32, an implicit GEMM over taps x k
+// Staged backward-data (conv_bwd_data_staged_gpu): stride 1 or 2, f32, an implicit GEMM over taps x k
 // with its operands staged per block in shared memory (valid() holds the class and the budget).
 class ConvBwdDataStagedGpu : public ConvGeneratorBase<ConvBwdDataStagedGpu> {
 public:
@@ -74,7 +74,7 @@ public:
         ConvArgs args = bwd_data_args();
         const BwdDataStagedGpuParams p = knobs.params();
         require_valid(p, "conv_bwd_data_staged_gpu");
-        BwdDataStagedGraph g = define_bwd_data_staged(*a, *b, *prev, Func(*out), args, dtype, filter_class, p.tile_x,
+        BwdDataStagedGraph g = define_bwd_data_staged(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.tile_x,
                                                       p.tile_c, p.threads_x, p.threads_c, p.block_k);
         constrain_bwd_data_buffers();
         schedule_bwd_data_staged_gpu(g, p, layout);

@@ -687,7 +687,7 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             if (!(e = need(vals.get("stage") > 0, "warps_m, warps_n > 1 need stage > 0 (the warps share the staged chunk)")).empty()) return e;
     } else if (f.knobs == &BwdDataStagedGpuParams::knobs) {
         const auto p = to_params<BwdDataStagedGpuParams>(vals);
-        if (!(e = need(c.stride == StrideClass::S1 && c.dtype == DType::F32, "staged backward-data: stride s1, dtype f32")).empty()) return e;
+        if (!(e = need(c.stride != StrideClass::Any && c.dtype == DType::F32, "staged backward-data: stride s1 or s2, dtype f32")).empty()) return e;
         if (!(e = need(p.tile_c * p.tile_x <= 64, "tile_c * tile_x <= 64 accumulators")).empty()) return e;
         if (!(e = need((p.threads_c * p.threads_x) % 64 == 0 && p.threads_c * p.threads_x <= 1024,
                        "threads_c * threads_x a multiple of 64 (an AMD wave), at most 1024")).empty()) return e;

@@ -6,7 +6,9 @@
 # First the staged kernels against the double reference, then one of them under memcheck.
 # Prints last, per suite, each kernel's geomean of its own time against the suite's default in its
 # layout (scripts/kernel_table.py --base).
-#   SUITES: any vgg resnet (default all)   ITERS: timed calls (10)
+#   SUITES: any vgg resnet d2 (default: the first three; d2: the stride-2 layers of
+#   shapes/any_filter.txt)   ITERS: timed calls (10)   MEMCHECK: the memcheck's test cases
+#   SKIP_CHECKS=1: the suites only
 #   STAGED_ANY, STAGED_K3, STAGED_K1: the staged kernels' tags per filter class
 #   LIBRARY=1: instead, every backward-data f32 cuda kernel of the build against the double
 #   reference and the staged dispatcher test, memcheck of the staged default, then the library's own
@@ -74,9 +76,10 @@ if [ "${WEIGHT:-0}" = 1 ]; then
   for s in ${SUITES:-w1 w2}; do table $s "${wb[$s]}"; done
   exit 0
 fi
+[ "${SKIP_CHECKS:-0}" = 1 ] || {
 conformance 'bwdd_f32_*_cuda_st*' 300
 mv "$out/test_cuda.log" "$out/test_staged.log"
-memcheck 'bwdd_f32_nchw_s1_any_cuda_stc4x4' 200
+memcheck "${MEMCHECK:-bwdd_f32_nchw_s1_any_cuda_stc4x4}" 200; }
 
 staged() {  # staged candidates of a class, both layouts
   for l in nhwc nchw; do for t in $2; do echo "bwdd_f32_${l}_s1_$1_cuda_$t"; done; done
@@ -91,7 +94,13 @@ kernels[vgg]="bwdd_f32_nhwc_s1_k3_cuda_c4x7u bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4 
 base[vgg]=bwdd_f32_nhwc_s1_k3_cuda_c4x7u,bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4
 kernels[resnet]="${kernels[vgg]} bwdd_f32_nhwc_s1_k1_cuda_c4x4 bwdd_f32_nchw_s1_k1_cuda_c4x4 $(staged k1 "${STAGED_K1:-stc4x4}")"
 base[resnet]=bwdd_f32_nhwc_s1_k3_cuda_c4x7u,bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4
-declare -A shapes=([any]=shapes/any_filter.txt [vgg]=shapes/vgg16.txt [resnet]=shapes/resnet50.txt)
+# d2: shapes/any_filter.txt's stride-2 layers (DCGAN), the staged stride-2 kernels (phases) against
+# the register-tile defaults of the class.
+kernels[d2]="bwdd_f32_nhwc_s2_any_cuda_c4x4n0y bwdd_f32_nchw_s2_any_cuda_c4x4s1n0yv4 bwdd_f32_nchw_s2_any_cuda_c4x4n0y
+  bwdd_f32_nhwc_s2_any_cuda_stc4x4 bwdd_f32_nchw_s2_any_cuda_stc4x4"
+base[d2]=bwdd_f32_nhwc_s2_any_cuda_c4x4n0y,bwdd_f32_nchw_s2_any_cuda_c4x4s1n0yv4
+grep -e '^#' -e '-u 2' shapes/any_filter.txt > "$root/d2.txt"
+declare -A shapes=([any]=shapes/any_filter.txt [vgg]=shapes/vgg16.txt [resnet]=shapes/resnet50.txt [d2]=$root/d2.txt)
 for s in ${SUITES:-any vgg resnet}; do
   echo "== suite $s"
   OUT=$root/$s KERNELS="${kernels[$s]}" SHAPES=${shapes[$s]} DIRECTION=2 bash scripts/gpu_kernels.sh > "$root/$s.log" 2>&1
