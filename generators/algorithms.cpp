@@ -338,7 +338,7 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
 
 BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t,
                                           StrideClass sc, FilterClass fc, int tile_x, int tile_c, int threads_x,
-                                          int threads_c, int block_k) {
+                                          int threads_c, int block_k, bool fold_images) {
     BwdDataStagedGraph g;
     g.beta = a.beta;
     ClassConsts k1 = class_consts(sc, fc);
@@ -353,34 +353,40 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     Expr grp = select(a.groups == 1, 0, min(cb * bc / Cg, a.groups - 1));
     auto c_in_group = [&](Expr ch) { return select(a.groups == 1, ch, ch - grp * Cg); };
     // The planes the tiles cover. Stride 1: dx's plane, pixel = y * W + x. Stride st > 1: one plane
-    // per stride phase (phx, phy) = ((x + pl) % st, (y + pt) % st), of Wm x Hm pixels (mx, my) =
-    // ((x + pl) / st, (y + pt) / st), its tiles after the previous phase's (tpp tiles a phase): a
-    // phase's taps are a stride-1 filter over dy (phase_taps), the same for every pixel of a tile.
-    // Pixels of a phase plane outside dx (x < 0 or x >= W) are summed and never stored.
-    Expr Wm = st == 1 ? a.W : (a.W + pl + st - 1) / st, Hm = st == 1 ? a.H : (a.H + pt + st - 1) / st;
-    Expr tpp = (Hm * Wm + bp - 1) / bp;
+    // per stride phase (phx, phy) = ((x + pl) % st, (y + pt) % st), of Wm x Hm pixels (mx, my), dx's
+    // columns x = st * (mx + mx0(phx)) + phx - pl from the first inside dx (mx0: so that a phase plane
+    // holds only dx's pixels, up to one column and row past the smaller phases), its tiles after the
+    // previous phase's (tpp tiles a phase): a phase's taps are a stride-1 filter over dy
+    // (phase_taps), the same for every pixel of a tile. fold_images: the images' planes one after
+    // another (a phase's pixels N * Hm * Wm).
+    Expr Wm = st == 1 ? a.W : (a.W + st - 1) / st, Hm = st == 1 ? a.H : (a.H + st - 1) / st;
+    Expr plane = Hm * Wm, pixels = fold_images ? a.N * plane : plane;
+    Expr tpp = (pixels + bp - 1) / bp;
     Expr ph = st == 1 ? Expr(0) : pb / tpp, phx = ph % st, phy = ph / st;
     Expr pb_in = st == 1 ? Expr(pb) : pb % tpp;
-    // Pixel j of tile pb: its column and row in its plane (tab(0 | 1, j, pb): a schedule can compute
-    // them once per block), then dy's column and row at tap (sv, rv).
-    Expr pix = pb_in * bp + j;
+    auto m0 = [&](Expr phase, Expr pad) { return (pad - phase + st - 1) / st; };  // mx0, my0
+    // Pixel j of tile pb: its column, row (and image) in its plane (tab(0 | 1 | 2, j, pb): a schedule
+    // can compute them once per block), then dy's column and row at tap (sv, rv).
+    Expr pix = pb_in * bp + j, in_plane = fold_images ? pix % plane : pix;
     {
         Var f("f");
         g.tab = Func("tab");
-        g.tab(f, j, pb) = select(f == 0, pix % Wm, pix / Wm);
+        if (fold_images) g.tab(f, j, pb) = select(f == 0, in_plane % Wm, f == 1, in_plane / Wm, pix / plane);
+        else g.tab(f, j, pb) = select(f == 0, pix % Wm, pix / Wm);
     }
     Expr px = g.tab(0, j, pb), py = g.tab(1, j, pb);
+    Expr img = fold_images ? clamp(g.tab(2, j, pb), 0, a.N - 1) : Expr(n);
     PhaseTaps tx = phase_taps(st, Expr(), dwl, k1.dilation, S), ty = phase_taps(st, Expr(), dh, k1.dilation, R);
     // dy's column and row for tap (sv, rv) of the tile's phase at plane pixel (mx, my).
-    auto dy_col = [&](Expr mx, Expr s) { return st == 1 ? mx + pl - s * dwl : tx.src(mx, phx, s); };
-    auto dy_row = [&](Expr my, Expr r) { return st == 1 ? my + pt - r * dh : ty.src(my, phy, r); };
+    auto dy_col = [&](Expr mx, Expr s) { return st == 1 ? mx + pl - s * dwl : tx.src(mx + m0(phx, pl), phx, s); };
+    auto dy_row = [&](Expr my, Expr r) { return st == 1 ? my + pt - r * dh : ty.src(my + m0(phy, pt), phy, r); };
     Expr q = dy_col(px, sv), p = dy_row(py, rv);
     Expr kin = kcv * block_k + kk;
-    Expr inside = k1.filter == 1 && k1.pad == 0 ? Expr(pix < Hm * Wm && kin < Kg)
-                                                  : pix < Hm * Wm && kin < Kg && q >= 0 && q < a.Q && p >= 0 && p < a.P;
+    Expr inside = k1.filter == 1 && k1.pad == 0 ? Expr(pix < pixels && kin < Kg)
+                                                  : pix < pixels && kin < Kg && q >= 0 && q < a.Q && p >= 0 && p < a.P;
     g.as = Func("as");
     g.as(kk, j, pb, cb, kcv, sv, rv, n) =
-        select(inside, decode(dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), grp * Kg + clamp(kin, 0, Kg - 1), n), t), 0.0f);
+        select(inside, decode(dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), grp * Kg + clamp(kin, 0, Kg - 1), img), t), 0.0f);
     {
         Var wc("wc"), wk("wk"), ws("ws"), wr("wr");
         g.wt = Func("wt");
@@ -410,9 +416,12 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
         // rows are [y0, y1]; its columns [x0, x1] when it lies in one row, else every column (dy's
         // row and column grow with the plane's). DeepLab's ASPP (rate 12-18 on 32x32 planes) reads
         // padding on 25-38% of its row taps.
-        Expr first = pb_in * bp, last = min(first + bp, Hm * Wm) - 1;
-        Expr y0 = first / Wm, y1 = last / Wm;
-        Expr x0 = select(y0 == y1, first % Wm, 0), x1 = select(y0 == y1, last % Wm, Wm - 1);
+        // Folded images: a tile spanning two images takes every row.
+        Expr first = pb_in * bp, last = min(first + bp, pixels) - 1;
+        Expr one_image = fold_images ? first / plane == last / plane : Halide::Internal::const_true();
+        if (fold_images) first = first % plane, last = last % plane;
+        Expr y0 = select(one_image, first / Wm, 0), y1 = select(one_image, last / Wm, Hm - 1);
+        Expr x0 = select(one_image && y0 == y1, first % Wm, 0), x1 = select(one_image && y0 == y1, last % Wm, Wm - 1);
         g.rc.where(taps_exist && dy_row(y1, g.rc.z) >= 0 && dy_row(y0, g.rc.z) < a.P && dy_col(x1, g.rc.y) >= 0 &&
                    dy_col(x0, g.rc.y) < a.Q);
     } else if (st > 1) {
@@ -427,15 +436,18 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     g.dxf = Func("dxf");
     g.dxf(pixv, c, n) = g.partial(jp % tile_x, jc % tile_c, jp / tile_x, jc / tile_c, pixv / bp, c / bc, n);
     g.out = out;
-    // dx's pixel (x, y) in dxf: y * W + x, or at stride st its phase's tiles, then (mx, my) there
-    // (clamped to the phases' tiles: bounds inference sees the divisions' full range).
+    // dx's pixel (x, y) of image n in dxf: y * W + x, or at stride st its phase's tiles, then (mx, my)
+    // there (clamped to the phases' tiles: bounds inference sees the divisions' full range); folded,
+    // after the plane of each image before n (dxf's n then has extent 1).
     Expr at = g.y * a.W + g.x;
     if (st > 1) {
-        Expr tx_ = g.x + pl, ty_ = g.y + pt;
-        Expr phase = (ty_ % st) * st + tx_ % st;
-        at = clamp(phase * tpp * bp + (ty_ / st) * Wm + tx_ / st, 0, st * st * tpp * bp - 1);
+        Expr tx_ = g.x + pl, ty_ = g.y + pt, phx_ = tx_ % st, phy_ = ty_ % st;
+        Expr mx = tx_ / st - m0(phx_, pl), my = ty_ / st - m0(phy_, pt);
+        at = (phy_ * st + phx_) * tpp * bp + my * Wm + mx;
     }
-    Expr res = a.alpha * g.dxf(at, c, n);
+    if (fold_images) at += n * plane;
+    if (st > 1) at = clamp(at, 0, st * st * tpp * bp - 1);
+    Expr res = a.alpha * g.dxf(at, c, fold_images ? Expr(0) : Expr(n));
     g.out(g.x, g.y, c, n) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(g.x, g.y, c, n), t)), t);
     return g;
 }

@@ -114,7 +114,9 @@ BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Fun
 // a plane's pixels flattened (pixel = y * W + x, so rows of 17 or 35 columns fill whole tiles).
 // At stride 2 the same per stride phase: a phase's pixels (every other column and row of dx) form
 // a plane whose taps are a stride-1 filter over dy; the phases' tiles follow one another along pb.
-// Taps that read only dy's padding for a whole tile are skipped (rc's predicate).
+// Taps that read only dy's padding for a whole tile are skipped (rc's predicate). fold_images: the
+// images' planes follow one another along the tiles (n then has extent 1 and a pixel's image comes
+// from tab(2, ...)), so that planes smaller than a tile fill it.
 // A block owns bp = tile_x * threads_x pixels (pb: the pixel tile) x bc = tile_c * threads_c channels
 // (cb) of image n; thread (xt, ct) owns pixels xt * tile_x + xr and channels ct * tile_c + cr
 // (xr < tile_x, cr < tile_c: a thread's pixels and channels are consecutive, so that it can read
@@ -141,7 +143,7 @@ struct BwdDataStagedGraph {
 };
 BwdDataStagedGraph define_bwd_data_staged(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
                                           const ConvArgs &a, DType t, StrideClass sc, FilterClass fc, int tile_x,
-                                          int tile_c, int threads_x, int threads_c, int block_k);
+                                          int tile_c, int threads_x, int threads_c, int block_k, bool fold_images);
 
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W

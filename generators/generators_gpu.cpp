@@ -75,7 +75,7 @@ public:
         const BwdDataStagedGpuParams p = knobs.params();
         require_valid(p, "conv_bwd_data_staged_gpu");
         BwdDataStagedGraph g = define_bwd_data_staged(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.tile_x,
-                                                      p.tile_c, p.threads_x, p.threads_c, p.block_k);
+                                                      p.tile_c, p.threads_x, p.threads_c, p.block_k, p.fold_images);
         constrain_bwd_data_buffers();
         schedule_bwd_data_staged_gpu(g, p, layout);
     }

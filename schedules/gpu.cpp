@@ -623,7 +623,10 @@ void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, const BwdDataStagedGpuP
     if (nhwc) {
         Var jo("jo"), jv("jv");
         g.as.split(g.j, jo, jv, 4).reorder(jv, g.kk, jo).vectorize(jv).fuse(g.kk, jo, e);
-        schedule_pixel_table(g.tab, chunk, 2, bp, e, spread);  // (column, row) of each pixel
+        schedule_pixel_table(g.tab, chunk, p.fold_images ? 3 : 2, bp, e, spread);  // (column, row[, image]) of each pixel
+        // Three fields: each stored with the pixels innermost, so that a thread's 4 pixels load as one
+        // 4-vector per field (interleaved, a 12-wide vector, which OpenCL C lacks).
+        if (p.fold_images) g.tab.reorder_storage(g.tab.args()[1], g.tab.args()[0]);
     } else {
         g.as.reorder(g.j, g.kk).fuse(g.j, g.kk, e);
     }

@@ -166,7 +166,9 @@ CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
     X(threads_c, 8, Compile, "tc", "threads along the block's channels", 4, 8, 16, 32)                       \
     X(threads_x, 16, Compile, "tx", "threads along the block's pixels", 4, 8, 16, 32)                        \
     X(block_k, 64, Compile, "b", "k per chunk staged in shared memory (k / groups under half a chunk goes "  \
-      "to another kernel: the dispatcher)", 8, 16, 32, 64)
+      "to another kernel: the dispatcher)", 8, 16, 32, 64)                                                  \
+    X(fold_images, 0, Compile, "f", "1: the images folded into the pixel tiles (a tile may span images: "   \
+      "planes, or stride phases, smaller than a tile fill it); 0: a tile per image", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataStagedGpuParams, CONVBWD_BWD_DATA_STAGED_GPU_KNOBS)
 // A staged backward-data block's tile: pixels and channels, every thread's.
 inline int data_block_pixels(const BwdDataStagedGpuParams &p) { return p.tile_x * p.threads_x; }

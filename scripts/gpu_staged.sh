@@ -7,8 +7,8 @@
 # Prints last, per suite, each kernel's geomean of its own time against the suite's default in its
 # layout (scripts/kernel_table.py --base).
 #   SUITES: any vgg resnet d2 (default: the first three; d2: the stride-2 layers of
-#   shapes/any_filter.txt)   ITERS: timed calls (10)   MEMCHECK: the memcheck's test cases
-#   SKIP_CHECKS=1: the suites only
+#   shapes/any_filter.txt, the staged kernels STAGED_D2, default "stc4x4 stc4x4f")
+#   ITERS: timed calls (10)   MEMCHECK: the memcheck's test cases   SKIP_CHECKS=1: the suites only
 #   STAGED_ANY, STAGED_K3, STAGED_K1: the staged kernels' tags per filter class
 #   LIBRARY=1: instead, every backward-data f32 cuda kernel of the build against the double
 #   reference and the staged dispatcher test, memcheck of the staged default, then the library's own
@@ -97,7 +97,7 @@ base[resnet]=bwdd_f32_nhwc_s1_k3_cuda_c4x7u,bwdd_f32_nchw_s1_k3_cuda_c4x7s1uv4
 # d2: shapes/any_filter.txt's stride-2 layers (DCGAN), the staged stride-2 kernels (phases) against
 # the register-tile defaults of the class.
 kernels[d2]="bwdd_f32_nhwc_s2_any_cuda_c4x4n0y bwdd_f32_nchw_s2_any_cuda_c4x4s1n0yv4 bwdd_f32_nchw_s2_any_cuda_c4x4n0y
-  bwdd_f32_nhwc_s2_any_cuda_stc4x4 bwdd_f32_nchw_s2_any_cuda_stc4x4"
+  $(for l in nhwc nchw; do for t in ${STAGED_D2:-stc4x4 stc4x4f}; do echo "bwdd_f32_${l}_s2_any_cuda_$t"; done; done)"
 base[d2]=bwdd_f32_nhwc_s2_any_cuda_c4x4n0y,bwdd_f32_nchw_s2_any_cuda_c4x4s1n0yv4
 grep -e '^#' -e '-u 2' shapes/any_filter.txt > "$root/d2.txt"
 declare -A shapes=([any]=shapes/any_filter.txt [vgg]=shapes/vgg16.txt [resnet]=shapes/resnet50.txt [d2]=$root/d2.txt)

@@ -260,12 +260,13 @@ TEST_CASE("staged fragment backward-weight kernels refuse channels, strides and 
     MESSAGE(checked, " staged fragment backward-weight kernels checked");
 }
 
-// Staged backward-data kernels (conv_bwd_data_staged_gpu) refuse, naming why: k / groups under
-// half their chunk of k (a performance condition), and a grouped problem whose c / groups is not a
-// multiple of their block's channels (each block reads its group from its first channel); they
-// take k / groups at half a chunk, and groups whose c / groups is a multiple of the block. Runs
+// Staged backward-data kernels (conv_bwd_data_staged_gpu) refuse, naming why: c / groups under half
+// their block's channels and k / groups under half their chunk of k (performance conditions), and a
+// grouped problem whose c / groups is not a multiple of their block's channels (each block reads
+// its group from its first channel); they take c / groups and k / groups at half, and groups whose
+// c / groups is a multiple of the block. Runs
 // where such a kernel is built (the OpenCL candidates: every CI build).
-TEST_CASE("staged backward-data kernels refuse small k / groups and groups their block straddles") {
+TEST_CASE("staged backward-data kernels refuse small c or k per group and groups their block straddles") {
     int checked = 0;
     for (int i = 0; i < convbwd_kernel_count(); i++) {
         convbwd_kernel_desc d;
@@ -283,8 +284,13 @@ TEST_CASE("staged backward-data kernels refuse small k / groups and groups their
                                  .pad_bottom = 2, .pad_left = 2, .pad_right = 2, .stride_h = stride, .stride_w = stride});
         };
         CHECK(select(block_c, chunk / 2, 1) == CONVBWD_SUCCESS);
-        CHECK(select(block_c, chunk / 2 - 1, 1) == CONVBWD_NO_KERNEL);
+        CHECK(select(block_c / 2, chunk, 1) == CONVBWD_SUCCESS);
+        CHECK(select(block_c / 2 - 1, chunk, 1) == CONVBWD_NO_KERNEL);
         std::string err = convbwd_last_error();
+        CHECK_MESSAGE(err.find("c: c / groups = " + std::to_string(block_c / 2 - 1) + " is under half the kernel's block of channels (" +
+                               std::to_string(block_c) + ")") != std::string::npos, err);
+        CHECK(select(block_c, chunk / 2 - 1, 1) == CONVBWD_NO_KERNEL);
+        err = convbwd_last_error();
         CHECK_MESSAGE(err.find("k: k / groups = " + std::to_string(chunk / 2 - 1)) != std::string::npos, err);
         CHECK_MESSAGE(err.find("block_k = " + std::to_string(chunk)) != std::string::npos, err);
         CHECK(select(2 * block_c, chunk, 2) == CONVBWD_SUCCESS);
@@ -370,13 +376,15 @@ TEST_CASE("GPU kernels refuse more rows x images than a grid dim holds, naming t
         for (const Case &c : cases) {
             CAPTURE(c.n);
             CAPTURE(c.h);
-            // (Depthwise kernels take c = k = groups; staged backward-data kernels k / groups of at
-            // least half their chunk; staged backward-weight kernels c and k of at least half their
-            // block's.)
+            // (Depthwise kernels take c = k = groups; staged kernels c and k of at least half their
+            // block's: backward-data its channels and chunk of k, backward-weight its c and k.)
             const std::string family = d.family;
             const int G = family.find("_dw_") != std::string::npos ? 4 : 1;
             int C = 4, K = 4;
-            if (family == "conv_bwd_data_staged_gpu") K = kernel_params<BwdDataStagedGpuParams>(d).block_k;
+            if (family == "conv_bwd_data_staged_gpu") {
+                const BwdDataStagedGpuParams sp = kernel_params<BwdDataStagedGpuParams>(d);
+                C = data_block_channels(sp), K = sp.block_k;
+            }
             if (family == "conv_bwd_weight_staged_gpu") {
                 const BwdWeightStagedGpuParams sp = kernel_params<BwdWeightStagedGpuParams>(d);
                 C = weight_block_channels(sp), K = weight_block_k(sp);

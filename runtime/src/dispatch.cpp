@@ -69,22 +69,20 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
             return "groups: c / groups = " + std::to_string(cg) + " is under the kernel's channel tile (" +
                    std::to_string(gcs.min) + "): its tiles would run mostly masked";
     }
-    // A performance condition: a staged backward-data kernel sums k in chunks of block_k, which a
-    // k / groups under half a chunk leaves mostly empty (DCGAN's k = 1 layer: 0.11x of the next
-    // default on the H100, docs/PERFORMANCE.md).
-    if (const int chunk = staged_k_chunk(k); chunk > 0 && 2 * (p.K / p.G) < chunk)
-        return "k: k / groups = " + std::to_string(p.K / p.G) + " is under half the kernel's chunk of k (block_k = " +
-               std::to_string(chunk) + "): its chunks would run mostly empty";
-    // A performance condition: a staged backward-weight block spans c x k of a tap; c or k per group
-    // under half of it leaves the block mostly empty (ResNet-50's stem, c = 3: 0.07 of cuDNN on the
-    // H100, the register tiles' first-layer tile 0.46; docs/PERFORMANCE.md).
-    if (const StagedWeightBlock b = staged_weight_block(k); b.c > 0) {
+    // A performance condition: a staged block spans c x k (backward-data: its channels and a chunk
+    // of the k it sums; backward-weight: c x k of a tap); c or k per group under half of it leaves the
+    // block mostly empty (on the H100, docs/PERFORMANCE.md: DCGAN's k = 1 layer ran 0.11x of the next
+    // default backward-data; ResNet-50's stem, c = 3, 0.07 of cuDNN backward-weight, the register
+    // tiles' first-layer tile 0.46; DCGAN's c = 3 layer 0.25 backward-data, the register tile 0.43).
+    if (const StagedBlock b = staged_block(k); b.c > 0) {
+        const bool data = k.dir == Direction::BwdData;
         if (2 * (p.C / p.G) < b.c)
             return "c: c / groups = " + std::to_string(p.C / p.G) + " is under half the kernel's block of channels (" +
                    std::to_string(b.c) + "): its blocks would run mostly empty";
         if (2 * (p.K / p.G) < b.k)
-            return "k: k / groups = " + std::to_string(p.K / p.G) + " is under half the kernel's block of k (" +
-                   std::to_string(b.k) + "): its blocks would run mostly empty";
+            return "k: k / groups = " + std::to_string(p.K / p.G) + " is under half the kernel's " +
+                   (data ? "chunk of k (block_k = " : "block of k (") + std::to_string(b.k) +
+                   "): its " + (data ? "chunks" : "blocks") + " would run mostly empty";
     }
     // GPU kernels put rows x images (and staged copies their padded rows) on a grid dim that
     // holds at most 65535 blocks (CUDA's y and z; kept for every GPU target).

@@ -90,16 +90,14 @@ int column_vector(const KernelInfo &k);
 // data: dy, vec; backward-weight with staged chunks: x and dy, channel_vector()): k, their bases
 // and their N, H and W strides must be multiples of it; 1 for every other kernel.
 int input_channel_vector(const KernelInfo &k);
-// A staged GPU backward-data kernel's chunk of k (conv_bwd_data_staged_gpu's block_k; 0 for every other
-// kernel): the dispatcher refuses problems whose k / groups would leave its chunks mostly empty.
-int staged_k_chunk(const KernelInfo &k);
-// A staged GPU backward-weight kernel's block: its channels and k (conv_bwd_weight_staged_gpu's
-// tile_c * threads_c, tile_k * threads_k; 0, 0 for every other kernel): the dispatcher refuses
-// problems whose c or k per group would leave its blocks mostly empty.
-struct StagedWeightBlock {
+// A staged GPU kernel's block (0, 0 for every other kernel): backward-data (conv_bwd_data_staged_gpu)
+// its channels (tile_c * threads_c) and chunk of k (block_k), backward-weight
+// (conv_bwd_weight_staged_gpu) its channels and k (tile_c * threads_c, tile_k * threads_k). The
+// dispatcher refuses problems whose c or k per group would leave its blocks mostly empty.
+struct StagedBlock {
     int c = 0, k = 0;
 };
-StagedWeightBlock staged_weight_block(const KernelInfo &k);
+StagedBlock staged_block(const KernelInfo &k);
 
 // The registry: the built-in kernels in kernel-list order (= dispatch priority), then those of
 // loaded modules. A snapshot: loading a module publishes a new list, entries never move.

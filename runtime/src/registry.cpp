@@ -271,13 +271,12 @@ int input_channel_vector(const KernelInfo &k) {
                                        : to_params<BwdWeightMmaGpuParams>(kv).channel_vector();
 }
 
-int staged_k_chunk(const KernelInfo &k) {
+StagedBlock staged_block(const KernelInfo &k) {
     const KnobValues &kv = kernel_knobs(k);
-    return kv.family->knobs == &BwdDataStagedGpuParams::knobs ? to_params<BwdDataStagedGpuParams>(kv).block_k : 0;
-}
-
-StagedWeightBlock staged_weight_block(const KernelInfo &k) {
-    const KnobValues &kv = kernel_knobs(k);
+    if (kv.family->knobs == &BwdDataStagedGpuParams::knobs) {
+        const BwdDataStagedGpuParams p = to_params<BwdDataStagedGpuParams>(kv);
+        return {data_block_channels(p), p.block_k};
+    }
     if (kv.family->knobs != &BwdWeightStagedGpuParams::knobs) return {};
     const BwdWeightStagedGpuParams p = to_params<BwdWeightStagedGpuParams>(kv);
     return {weight_block_channels(p), weight_block_k(p)};
