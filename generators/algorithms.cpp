@@ -338,7 +338,7 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
 
 BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t,
                                           StrideClass sc, FilterClass fc, int tile_x, int tile_c, int threads_x,
-                                          int threads_c, int block_k, bool fold_images) {
+                                          int threads_c, int block_k, bool fold_images, bool skip_pad) {
     BwdDataStagedGraph g;
     g.beta = a.beta;
     ClassConsts k1 = class_consts(sc, fc);
@@ -410,7 +410,7 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     g.rc = RDom(0, (Kg + block_k - 1) / block_k, 0, tx.count, 0, ty.count, "rc");
     Expr taps_exist = Halide::Internal::const_true();  // the tile's phase has tap (rc.y, rc.z)
     if (st > 1) taps_exist = tx.valid(phx, g.rc.y) && ty.valid(phy, g.rc.z);
-    if (!(k1.filter == 1 && k1.pad == 0)) {
+    if (skip_pad && !(k1.filter == 1 && k1.pad == 0)) {
         // Taps whose dy reads lie wholly in the padding for every pixel of tile pb add zeros: skip
         // them (a uniform test per block and tap, so the chunk's copies are skipped too). The tile's
         // rows are [y0, y1]; its columns [x0, x1] when it lies in one row, else every column (dy's
@@ -539,7 +539,7 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
 
 BwdWeightStagedGraph define_bwd_weight_staged(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a,
                                               DType t, StrideClass sc, FilterClass fc, Expr max_splits, int tile_c,
-                                              int tile_k, int threads_c, int threads_k, int block_p) {
+                                              int tile_k, int threads_c, int threads_k, int block_p, bool skip_pad) {
     BwdWeightStagedGraph g;
     g.beta = a.beta;
     ClassConsts k1 = class_consts(sc, fc);
@@ -583,7 +583,7 @@ BwdWeightStagedGraph define_bwd_weight_staged(Func x, Func dy, Func prev, Func w
     g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, kcv) +=
         g.as(kt * tile_k + kr, g.pb.x, kb, cb, s, r, sp, kcv) * g.bs(ct * tile_c + cr, g.pb.x, kb, cb, s, r, sp, kcv);
     g.rc = RDom(0, (rows * a.Q + block_p - 1) / block_p, "rc");
-    if (!(k1.filter == 1 && k1.pad == 0)) {
+    if (skip_pad && !(k1.filter == 1 && k1.pad == 0)) {
         // Chunks whose x reads at tap (s, r) lie wholly in the padding add zeros: skip them (a
         // uniform test per chunk, so its copies are skipped too). The chunk's rows of the flattened
         // (n, p) space are [g0, g1]; its columns [q0, q1] when it lies in one row, else every column.

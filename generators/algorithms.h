@@ -143,7 +143,8 @@ struct BwdDataStagedGraph {
 };
 BwdDataStagedGraph define_bwd_data_staged(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
                                           const ConvArgs &a, DType t, StrideClass sc, FilterClass fc, int tile_x,
-                                          int tile_c, int threads_x, int threads_c, int block_k, bool fold_images);
+                                          int tile_c, int threads_x, int threads_c, int block_k, bool fold_images,
+                                          bool skip_pad);
 
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W
@@ -203,7 +204,7 @@ struct BwdWeightStagedGraph {
 BwdWeightStagedGraph define_bwd_weight_staged(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws,
                                               Halide::Func out, const ConvArgs &a, DType t, StrideClass sc,
                                               FilterClass fc, Halide::Expr max_splits, int tile_c, int tile_k,
-                                              int threads_c, int threads_k, int block_p);
+                                              int threads_c, int threads_k, int block_p, bool skip_pad);
 
 // Backward-weight as one implicit GEMM per filter tap, dw[k, c] = sum over pixels (n, p, q) of
 // dy[n, p, q, k] x[n, p * sh - pt + r * dh, q * sw - pl + s * dw, c], on matrix fragments of kind

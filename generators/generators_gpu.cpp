@@ -75,7 +75,8 @@ public:
         const BwdDataStagedGpuParams p = knobs.params();
         require_valid(p, "conv_bwd_data_staged_gpu");
         BwdDataStagedGraph g = define_bwd_data_staged(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.tile_x,
-                                                      p.tile_c, p.threads_x, p.threads_c, p.block_k, p.fold_images);
+                                                      p.tile_c, p.threads_x, p.threads_c, p.block_k, p.fold_images,
+                                                      p.skip_pad);
         constrain_bwd_data_buffers();
         schedule_bwd_data_staged_gpu(g, p, layout);
     }
@@ -153,7 +154,8 @@ public:
         require_valid(p, "conv_bwd_weight_staged_gpu");
         BwdWeightStagedGraph g =
             define_bwd_weight_staged(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class, filter_class,
-                                     max(*splits, 1), p.tile_c, p.tile_k, p.threads_c, p.threads_k, p.block_p);
+                                     max(*splits, 1), p.tile_c, p.tile_k, p.threads_c, p.threads_k, p.block_p,
+                                     p.skip_pad);
         constrain_weight_buffers();
         schedule_bwd_weight_staged_gpu(g, p, layout);
     }

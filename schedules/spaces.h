@@ -154,10 +154,11 @@ CONVBWD_DEFINE_PARAMS(BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_
       "1 = a pointwise stride-1 problem with dense planes is presented as one row of H*W columns", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
 
-// ---- Backward-data, GPU, staged (conv_bwd_data_staged_gpu): stride-1 f32 backward-data as an
-// implicit GEMM over taps x k through shared memory (define_bwd_data_staged). A block of threads_c x
-// threads_x threads owns tile_c * threads_c channels x tile_x * threads_x pixels of a plane whose
-// rows are flattened; per filter tap and chunk of block_k k it copies dy's shifted pixels and w's
+// ---- Backward-data, GPU, staged (conv_bwd_data_staged_gpu): f32 backward-data at stride 1 or 2 (by
+// stride phases) as an implicit GEMM over taps x k through shared memory (define_bwd_data_staged). A
+// block of threads_c x threads_x threads owns tile_c * threads_c channels x tile_x * threads_x pixels
+// of a plane (or phase) whose rows are flattened (fold_images: the images' planes too); per filter
+// tap and chunk of block_k k it copies dy's shifted pixels and w's
 // channels into shared memory, each thread sums its tile of the chunk in registers and adds it into
 // the block's accumulators, which stay in shared memory across the chunks.
 #define CONVBWD_BWD_DATA_STAGED_GPU_KNOBS(X)                                                                 \
@@ -168,7 +169,9 @@ CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
     X(block_k, 64, Compile, "b", "k per chunk staged in shared memory (k / groups under half a chunk goes "  \
       "to another kernel: the dispatcher)", 8, 16, 32, 64)                                                  \
     X(fold_images, 0, Compile, "f", "1: the images folded into the pixel tiles (a tile may span images: "   \
-      "planes, or stride phases, smaller than a tile fill it); 0: a tile per image", 0, 1)
+      "planes, or stride phases, smaller than a tile fill it); 0: a tile per image", 0, 1)                  \
+    X(skip_pad, 1, Compile, "p", "1: a block skips the filter taps whose dy reads lie wholly in the "      \
+      "padding for all of its pixels (a uniform test per tap); 0: every tap", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataStagedGpuParams, CONVBWD_BWD_DATA_STAGED_GPU_KNOBS)
 // A staged backward-data block's tile: pixels and channels, every thread's.
 inline int data_block_pixels(const BwdDataStagedGpuParams &p) { return p.tile_x * p.threads_x; }
@@ -291,6 +294,8 @@ CONVBWD_DEFINE_PARAMS(BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
     X(threads_c, 8, Compile, "tc", "threads along the block's input channels", 4, 8, 16, 32)                 \
     X(threads_k, 16, Compile, "tk", "threads along the block's output channels", 4, 8, 16, 32)               \
     X(block_p, 64, Compile, "b", "pixels per chunk staged in shared memory", 8, 16, 32, 64)                  \
+    X(skip_pad, 1, Compile, "p", "1: a block skips the chunks whose x reads at its tap lie wholly in the "  \
+      "padding (a uniform test per chunk); 0: every chunk", 0, 1)                                          \
     CONVBWD_GPU_WEIGHT_SPLIT_KNOBS(X)
 CONVBWD_DEFINE_PARAMS(BwdWeightStagedGpuParams, CONVBWD_BWD_WEIGHT_STAGED_GPU_KNOBS)
 // A staged backward-weight block's tile: input and output channels, every thread's.
@@ -442,7 +447,7 @@ inline const std::vector<Family> &families() {
          "backward-data by stride phases, a register tile per thread"},
         {"conv_bwd_data_staged_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "st",
          &BwdDataStagedGpuParams::knobs,
-         "stride-1 f32 backward-data as an implicit GEMM over taps x k, operands staged per block in shared memory",
+         "f32 backward-data (stride 1, 2 by phases) as an implicit GEMM over taps x k, operands staged per block in shared memory",
          nullptr, &group_channels_of<BwdDataStagedGpuParams>},
         {"conv_bwd_data_scatter_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "scatter",
          &BwdDataGpuParams::knobs, "comparison baseline: zero-inserted dy (scatter) then the stride-1 algorithm"},

@@ -60,7 +60,7 @@ if [ "${WEIGHT:-0}" = 1 ]; then
   memcheck 'bwdw_f32_nhwc_any_any_cuda_stc4k4' 300; }
   wst() {  # wst STRIDE: the stride's staged defaults and the any-stride candidates, both layouts
     for l in nhwc nchw; do
-      echo "bwdw_f32_${l}_$1_any_cuda_stc4k4"
+      echo "bwdw_f32_${l}_$1_any_cuda_stc4k4$([ $l = nchw ] && echo p0)"  # NCHW's defaults: skip_pad=0
       for t in ${STAGED_W:-stc4k4 stc4k4tc16tk8}; do echo "bwdw_f32_${l}_any_any_cuda_$t"; done
     done
   }

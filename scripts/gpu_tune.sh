@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # convbwd-tune on the GPU machine, which has no compiler: candidates are built here, run there in
 # slices of under 10 minutes (resuming from the results database), and promoted here.
-#   here:  bash scripts/gpu_tune.sh build     candidates' modules (build-gpu's convbwd-tune, --build-only)
+#   here:  bash scripts/gpu_tune.sh build     candidates' modules ($TUNE_BUILD's convbwd-tune, --build-only)
 #          into $TUNE_DIR/<suite>-<layout>, then the rows and modules (.so only) packed into
 #          .device/tune.tar.xz (what the device tool carries: the objects stay here)
 #   there: bash scripts/gpu_tune.sh run       one slice: --resume --no-promote --time-budget per job,
@@ -13,19 +13,21 @@
 # random sampling; 1 once a run's rows came back: the next build mutates the best measured),
 # TUNE_DIR (build-gpu/tune), TUNE_BASELINE (anderson2021: Halide's GPU autoscheduler per class,
 # built here with the candidates, verified and timed there, a column of the final table),
-# TUNE_DIRECTION (bwd_data | bwd_weight: one direction of the suites' lines; default both).
+# TUNE_DIRECTION (bwd_data | bwd_weight: one direction of the suites' lines; default both),
+# TUNE_BUILD (the build whose convbwd-tune builds and promotes here: build-gpu).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=${TUNE_JOBS:-"resnet50:NCHW vgg16:NCHW mobilenet_v2:NCHW inception_v3:NCHW"}
 budget=${TUNE_BUDGET:-6} seed=${TUNE_SEED:-1} refine=${TUNE_REFINE:-0}
-dir=${TUNE_DIR:-build-gpu/tune}
+tb=${TUNE_BUILD:-build-gpu}
+dir=${TUNE_DIR:-$tb/tune}
 flags() { echo "--shapes shapes/$1.txt --layout $2 --target cuda --budget $budget --seed $seed --refine $refine --iters 10${TUNE_BASELINE:+ --baseline $TUNE_BASELINE}${TUNE_DIRECTION:+ --direction $TUNE_DIRECTION}"; }
 case "${1:-}" in
 build)
   for j in $jobs; do
     s=${j%%:*} l=${j##*:}
     # shellcheck disable=SC2046
-    build-gpu/autotune/convbwd-tune $(flags "$s" "$l") --build-only --resume --results "$dir/$s-$l" || exit 1
+    $tb/autotune/convbwd-tune $(flags "$s" "$l") --build-only --resume --results "$dir/$s-$l" || exit 1
   done
   mkdir -p .device
   (cd "$dir" && find . -name results.jsonl -o -name '*.so' -path './*/modules/*' | sort | tar -cf - -T - | xz -T2 -6) \
@@ -55,7 +57,7 @@ promote)
     [ -n "$f" ] || { echo "no rows for $s-$l in $from"; continue; }
     cp "$f" "$dir/$s-$l/results.jsonl"
     # shellcheck disable=SC2046
-    build-gpu/autotune/convbwd-tune $(flags "$s" "$l") --promote-only --results "$dir/$s-$l" | tail -n 16
+    $tb/autotune/convbwd-tune $(flags "$s" "$l") --promote-only --results "$dir/$s-$l" | tail -n 16
   done ;;
 *) echo "usage: $0 build | run | promote DIR" >&2; exit 2 ;;
 esac
