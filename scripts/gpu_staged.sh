@@ -48,10 +48,7 @@ fi
 table() {  # table SUITE BASES: per kernel, cuDNN / kernel (same layout, best layout) and the base's own time / kernel's
   echo "== $1: geomeans over the layers each kernel ran: cuDNN / kernel (same layout, cuDNN's best layout);"
   echo "   own time of the layout's default / kernel's"
-  d=$(mktemp -d); tar xzf "$root/$1/kernels.tgz" -C "$d"
-  python3 scripts/kernel_table.py "$d"/rows/*.json --base "$2" > "$root/$1/table_base.txt"
-  awk '/^own time/{sec=2} /^bwd[dw]/{if (sec == 2) own[$1] = $NF; else { same[$1] = $(NF-1); best[$1] = $NF; n[++k] = $1 }}
-       END {for (i = 1; i <= k; i++) printf "%-48s %6s %6s %6s\n", n[i], same[n[i]], best[n[i]], own[n[i]]}' "$root/$1/table_base.txt"
+  base_table "$root/$1" "$2"
 }
 if [ "${WEIGHT:-0}" = 1 ]; then
   [ "${SKIP_CHECKS:-0}" = 1 ] || {

@@ -12,7 +12,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=${OUT:-/tmp/convbwd-gpu}
 mkdir -p "$root"
-OUT=$root source scripts/gpu_env.sh  # $bin, $out, conformance()
+OUT=$root source scripts/gpu_env.sh  # $bin, $out, conformance(), base_table()
 conformance "${CONFORMANCE:-bwd?_f32_*_cuda_st*}" 400
 mv "$out/test_cuda.log" "$root/test_conformance.log"
 names=()
@@ -25,11 +25,8 @@ while read -r name dir shapes bases kernels; do
   tail -1 "$root/$name.log"
 done <<< "${CASES:?CASES: lines NAME DIRECTION SHAPES BASES KERNEL...}"
 for nb in "${names[@]}"; do
-  name=${nb%%:*} d=$(mktemp -d)
-  tar xzf "$root/$name/kernels.tgz" -C "$d"
-  python3 scripts/kernel_table.py "$d"/rows/*.json --base "${nb#*:}" > "$root/$name/table_base.txt"
+  name=${nb%%:*}
   echo "== $name: cuDNN / kernel (same layout, faster layout), own time of the layout's base / kernel's"
-  awk '/^own time/{s=2} /^bwd[dw]/{if (s == 2) o[$1] = $NF; else {a[$1] = $(NF-1); b[$1] = $NF; n[++k] = $1}}
-       END {for (i = 1; i <= k; i++) printf "%-44s %6s %6s %6s\n", n[i], a[n[i]], b[n[i]], o[n[i]]}' "$root/$name/table_base.txt"
+  base_table "$root/$name" "${nb#*:}"
 done
 (cd "$root" && tar czf rows.tgz --exclude=rows.tgz ./* && find . -mindepth 1 ! -name rows.tgz -delete)
