@@ -68,7 +68,8 @@ struct RunResult {
     std::string kernel;  // the kernel that ran (empty if selection failed)
     size_t workspace_bytes = 0;
     int buffer_sets = 1;  // copies of the operands rotated while timing (cold caches)
-    bool exact = false;   // verified bit for bit (random small integers, alpha 1, beta 0)
+    bool exact = false;   // verified bit for bit (random small integers, alpha 1, beta 0, and a kernel
+                          // exact on them: convbwd_kernel_desc.exact_on_integers)
     VerifyResult verify;  // meaningful when the spec asked for verification
     double time_ms = NAN;
     HostTensor a, b, out;  // the inputs and the output of the first call

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "fragments.h"
+#include "winograd.h"
 
 using namespace Halide;
 
@@ -448,6 +449,95 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     if (fold_images) at += n * plane;
     if (st > 1) at = clamp(at, 0, st * st * tpp * bp - 1);
     Expr res = a.alpha * g.dxf(at, c, fold_images ? Expr(0) : Expr(n));
+    g.out(g.x, g.y, c, n) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(g.x, g.y, c, n), t)), t);
+    return g;
+}
+
+BwdDataStagedGraph define_bwd_data_winograd(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t, int m,
+                                            int tile_x, int tile_c, int threads_x, int threads_c, int block_k) {
+    BwdDataStagedGraph g;
+    g.beta = a.beta;
+    const winograd::Transform T = winograd::transform(m, 3);
+    const int al = T.alpha;
+    g.wino_m = m, g.alpha = al;
+    const int bp = tile_x * threads_x, bc = tile_c * threads_c;
+    Expr Cg = a.C / a.groups, Kg = a.K / a.groups;
+    Expr TW = (a.W + m - 1) / m, TH = (a.H + m - 1) / m, tiles = a.N * TH * TW;
+    // Entry (i, j) of a transform matrix for an Expr i and a constant j: a chain of selects that
+    // folds to the constant once a schedule unrolls the loop i comes from.
+    auto entry = [](auto value, int rows, Expr i, int j) {
+        Expr v = 0.0f;
+        for (int r = 0; r < rows; r++)
+            if (const double x = value(r, j); x != 0) v = select(i == r, (float)x, v);
+        return v;
+    };
+    Var &u = g.u, &v = g.v, &e = g.e, &tl = g.tl, &n = g.n, &c = g.c;
+    Var kx("kx");
+    // dy's input tile: dx's tile (tx, ty) of image n reads dy's columns tx * m + u + pad_left - 2 (u <
+    // alpha), rows likewise: dx is the correlation of dy shifted by 2 - pad with the rotated filter.
+    {
+        Expr tx = tl % TW, rest = tl / TW, ty = rest % TH, img = rest / TH;
+        Expr q = tx * m + u + a.pad_left - 2, p = ty * m + v + a.pad_top - 2;
+        g.dt = Func("dt");
+        g.dt(u, v, kx, tl) = select(in_range(q, a.Q) && in_range(p, a.P) && tl < tiles,
+                                    decode(dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), kx, clamp(img, 0, a.N - 1)), t),
+                                    0.0f);
+    }
+    // V = B^T d B at point e = ex + alpha * ey (ex along the columns).
+    {
+        Expr ex = e % al, ey = e / al, sum = 0.0f;
+        auto bt = [&](int i, int j) { return T.b_t(i, j); };
+        for (int vv = 0; vv < al; vv++)
+            for (int uu = 0; uu < al; uu++) sum += entry(bt, al, ex, uu) * entry(bt, al, ey, vv) * g.dt(uu, vv, kx, tl);
+        g.vt = Func("vt");
+        g.vt(kx, tl, e) = sum;
+    }
+    // U = G g G^T of the rotated filter, channels innermost (wt's dims as the staged family's: c, k,
+    // then the point's column and row).
+    {
+        Var wc("wc"), wk("wk"), ws("ws"), wr("wr");
+        auto gm = [&](int i, int j) { return T.g_(i, j); };
+        Expr sum = 0.0f;
+        for (int rr = 0; rr < 3; rr++)
+            for (int ss = 0; ss < 3; ss++) sum += entry(gm, al, ws, ss) * entry(gm, al, wr, rr) * decode(w(2 - ss, 2 - rr, wc, wk), t);
+        g.wt = Func("wt");
+        g.wt(wc, wk, ws, wr) = sum;
+    }
+    // The GEMM per point (n = e): define_bwd_data_staged's, with the tiles as its pixels, one tap.
+    Var &kk = g.kk, &j = g.j, &pb = g.pb, &cb = g.cb, &kcv = g.kcv, &sv = g.sv, &rv = g.rv;
+    Expr grp = select(a.groups == 1, 0, min(cb * bc / Cg, a.groups - 1));
+    auto c_in_group = [&](Expr ch) { return select(a.groups == 1, ch, ch - grp * Cg); };
+    Expr tile = pb * bp + j, kin = kcv * block_k + kk, ch = cb * bc + j;
+    g.as = Func("as");
+    g.as(kk, j, pb, cb, kcv, sv, rv, n) =
+        select(tile < tiles && kin < Kg, g.vt(grp * Kg + clamp(kin, 0, Kg - 1), clamp(tile, 0, tiles - 1), n), 0.0f);
+    g.bs = Func("bs");
+    g.bs(j, kk, pb, cb, kcv, sv, rv, n) =
+        select(ch < a.C && kin < Kg, g.wt(clamp(c_in_group(ch), 0, Cg - 1), grp * Kg + clamp(kin, 0, Kg - 1), n % al, n / al),
+               0.0f);
+    Var &xr = g.xr, &cr = g.cr, &xt = g.xt, &ct = g.ct;
+    g.kb = RDom(0, block_k, "kb");
+    g.cp = Func("cp");
+    g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) = 0.0f;
+    g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) +=
+        g.as(g.kb.x, xt * tile_x + xr, pb, cb, kcv, sv, rv, n) * g.bs(ct * tile_c + cr, g.kb.x, pb, cb, kcv, sv, rv, n);
+    g.rc = RDom(0, (Kg + block_k - 1) / block_k, 0, 1, 0, 1, "rc");
+    g.partial = Func("partial");
+    g.partial(xr, cr, xt, ct, pb, cb, n) = 0.0f;
+    g.partial(xr, cr, xt, ct, pb, cb, n) += g.cp(xr, cr, xt, ct, pb, cb, n, g.rc.x, g.rc.y, g.rc.z);
+    Var &pixv = g.pix;
+    Expr jp = pixv % bp, jc = c % bc;
+    g.dxf = Func("dxf");
+    g.dxf(pixv, c, n) = g.partial(jp % tile_x, jc % tile_c, jp / tile_x, jc / tile_c, pixv / bp, c / bc, n);
+    g.mt = Func("mt");
+    g.mt(e, c, tl) = g.dxf(tl, c, e);
+    // dx = A^T M A at (x % m, y % m) of its tile.
+    Expr i = g.x % m, jj = g.y % m, at_tile = (n * TH + g.y / m) * TW + g.x / m, res = 0.0f;
+    auto atm = [&](int r, int col) { return T.a_t(r, col); };
+    for (int ey = 0; ey < al; ey++)
+        for (int ex = 0; ex < al; ex++) res += entry(atm, m, i, ex) * entry(atm, m, jj, ey) * g.mt(ex + al * ey, c, at_tile);
+    res = a.alpha * res;
+    g.out = out;
     g.out(g.x, g.y, c, n) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(g.x, g.y, c, n), t)), t);
     return g;
 }

@@ -140,11 +140,32 @@ struct BwdDataStagedGraph {
     Halide::Var x{"x"}, y{"y"}, c{"c"}, n{"n"};
     Halide::RDom kb, rc;
     Halide::Expr beta;
+    // Winograd (define_bwd_data_winograd; wino_m = 0: the direct GEMM above). The GEMM's Funcs keep
+    // their names and dims with pixel = tile, n = the transform point e, one tap (sv = rv = 0), wt =
+    // the transformed filter; and:
+    //   dt(u, v, k, tile) = dy's alpha x alpha input tile of tile (zero outside dy);
+    //   vt(k, tile, e) = B^T dt B at point e = ex + alpha * ey (what as reads);
+    //   mt(e, c, tile) = dxf(tile, c, e) (a schedule loads a tile's alpha^2 products once);
+    //   out(x, y, c, n) = A^T mt A at (x % m, y % m) of x's and y's tile.
+    Halide::Func dt, vt, mt;
+    Halide::Var u{"u"}, v{"v"}, e{"e"}, tl{"tl"};
+    int wino_m = 0, alpha = 0;
 };
 BwdDataStagedGraph define_bwd_data_staged(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
                                           const ConvArgs &a, DType t, StrideClass sc, FilterClass fc, int tile_x,
                                           int tile_c, int threads_x, int threads_c, int block_k, bool fold_images,
                                           bool skip_pad);
+
+// Backward-data at stride 1 with a 3x3 filter by Winograd F(m x m, 3 x 3) (generators/winograd.h),
+// non-fused, as cuDNN's WINOGRAD_NONFUSED: dx is the correlation of dy (shifted by 2 - pad) with the
+// filter rotated by 180 degrees, per pair of channels. dx's tiles of m x m pixels (all images', in
+// order: tile = (n * TH + ty) * TW + tx) read alpha x alpha tiles of dy (alpha = m + 2); per transform
+// point e the products are one GEMM over k, M[e](tile, c) = sum_k V[e](tile, k) U[e](k, c), with V =
+// B^T d B and U = G g G^T; dx = A^T M A per tile. The GEMM is the staged one of define_bwd_data_staged
+// (same Funcs and dims, BwdDataStagedGraph's notes), so the same schedule runs it.
+BwdDataStagedGraph define_bwd_data_winograd(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
+                                            const ConvArgs &a, DType t, int m, int tile_x, int tile_c, int threads_x,
+                                            int threads_c, int block_k);
 
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W

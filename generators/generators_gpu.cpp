@@ -62,7 +62,8 @@ public:
 };
 
 // Staged backward-data (conv_bwd_data_staged_gpu): stride 1 or 2, f32, an implicit GEMM over taps x k
-// with its operands staged per block in shared memory (valid() holds the class and the budget).
+// with its operands staged per block in shared memory (valid() holds the class and the budget); with
+// winograd = m, the same GEMM per Winograd transform point (class s1 k3).
 class ConvBwdDataStagedGpu : public ConvGeneratorBase<ConvBwdDataStagedGpu> {
 public:
     static constexpr bool kHasWorkspace = false;
@@ -74,9 +75,11 @@ public:
         ConvArgs args = bwd_data_args();
         const BwdDataStagedGpuParams p = knobs.params();
         require_valid(p, "conv_bwd_data_staged_gpu");
-        BwdDataStagedGraph g = define_bwd_data_staged(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.tile_x,
-                                                      p.tile_c, p.threads_x, p.threads_c, p.block_k, p.fold_images,
-                                                      p.skip_pad);
+        BwdDataStagedGraph g =
+            p.winograd ? define_bwd_data_winograd(*a, *b, *prev, Func(*out), args, dtype, p.winograd, p.tile_x, p.tile_c,
+                                                  p.threads_x, p.threads_c, p.block_k)
+                       : define_bwd_data_staged(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.tile_x,
+                                                p.tile_c, p.threads_x, p.threads_c, p.block_k, p.fold_images, p.skip_pad);
         constrain_bwd_data_buffers();
         schedule_bwd_data_staged_gpu(g, p, layout);
     }

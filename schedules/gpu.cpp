@@ -558,6 +558,53 @@ void schedule_pixel_table(Func tab, LoopLevel chunk, int fields, int pixels, Var
 }
 }  // namespace
 
+namespace {
+// Winograd's transforms around the staged GEMM (define_bwd_data_winograd), a thread per element
+// pair, its alpha^2 points unrolled (the transform matrices' zeros and ones fold away), threads
+// along the layout's dense dim: dy's tile (dt, registers) -> vt at the root (stored as the GEMM's
+// copy reads it: the tiles innermost for NCHW, k for NHWC); dx from a tile's alpha^2 products (mt,
+// registers), m x m pixels a thread. The transformed filter (wt) is the staged family's w copy.
+void schedule_winograd_transforms(BwdDataStagedGraph &g, Layout layout) {
+    const bool nhwc = layout == Layout::NHWC;
+    const int points = g.alpha * g.alpha;
+    Var ko("ko"), ki("ki"), to("to"), ti("ti");
+    g.vt.compute_root().bound(g.e, 0, points);
+    if (nhwc) {
+        g.vt.split(g.vt.args()[0], ko, ki, 32, TailStrategy::GuardWithIf)
+            .split(g.tl, to, ti, 4, TailStrategy::GuardWithIf)
+            .reorder(g.e, ki, ti, to, ko)
+            .gpu_threads(ki, ti)
+            .gpu_blocks(to, ko);
+    } else {
+        g.vt.reorder_storage(g.tl, g.vt.args()[0], g.e)
+            .split(g.tl, to, ti, 128, TailStrategy::GuardWithIf)
+            .reorder(g.e, ti, to, g.vt.args()[0])
+            .gpu_threads(ti)
+            .gpu_blocks(to, g.vt.args()[0]);
+    }
+    g.vt.unroll(g.e);
+    g.dt.compute_at(g.vt, nhwc ? ki : ti).store_in(MemoryType::Register).unroll(g.u).unroll(g.v);
+
+    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), xoo("xoo"), xoi("xoi"), co("co"), ci("ci"), yn("yn");
+    const int m = g.wino_m;
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+        s.split(g.x, xo, xi, m, TailStrategy::GuardWithIf).split(g.y, yo, yi, m, TailStrategy::GuardWithIf);
+        if (nhwc) {
+            s.split(g.c, co, ci, 32, TailStrategy::GuardWithIf).split(xo, xoo, xoi, 4, TailStrategy::GuardWithIf)
+                .reorder(xi, yi, ci, xoi, co, xoo, yo, g.n);
+        } else {
+            s.split(xo, xoo, xoi, 16, TailStrategy::GuardWithIf).split(g.c, co, ci, 8, TailStrategy::GuardWithIf)
+                .reorder(xi, yi, xoi, ci, xoo, co, yo, g.n);
+        }
+        s.fuse(yo, g.n, yn).gpu_threads(nhwc ? ci : xoi, nhwc ? xoi : ci).gpu_blocks(nhwc ? co : xoo, nhwc ? xoo : co, yn)
+            .unroll(xi).unroll(yi);
+    });
+    // One tile and channel a thread (bounds inference cannot see it through the guarded tails).
+    g.mt.compute_at(g.out, nhwc ? ci : xoi).store_in(MemoryType::Register).bound_extent(g.e, points)
+        .bound_extent(g.mt.args()[1], 1).bound_extent(g.tl, 1).unroll(g.e);
+}
+}  // namespace
+
 // Backward-data staged per block (conv_bwd_data_staged_gpu; define_bwd_data_staged): a block
 // of threads_c x threads_x threads per (pixel tile, image, channel tile). Per tap and chunk of k
 // (the block's serial loop), the block copies the chunk's dy pixels and w channels into shared
@@ -623,10 +670,12 @@ void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, const BwdDataStagedGpuP
     if (nhwc) {
         Var jo("jo"), jv("jv");
         g.as.split(g.j, jo, jv, 4).reorder(jv, g.kk, jo).vectorize(jv).fuse(g.kk, jo, e);
-        schedule_pixel_table(g.tab, chunk, p.fold_images ? 3 : 2, bp, e, spread);  // (column, row[, image]) of each pixel
-        // Three fields: each stored with the pixels innermost, so that a thread's 4 pixels load as one
-        // 4-vector per field (interleaved, a 12-wide vector, which OpenCL C lacks).
-        if (p.fold_images) g.tab.reorder_storage(g.tab.args()[1], g.tab.args()[0]);
+        if (!g.wino_m) {
+            schedule_pixel_table(g.tab, chunk, p.fold_images ? 3 : 2, bp, e, spread);  // (column, row[, image]) of each pixel
+            // Three fields: each stored with the pixels innermost, so that a thread's 4 pixels load as one
+            // 4-vector per field (interleaved, a 12-wide vector, which OpenCL C lacks).
+            if (p.fold_images) g.tab.reorder_storage(g.tab.args()[1], g.tab.args()[0]);
+        }
     } else {
         g.as.reorder(g.j, g.kk).fuse(g.j, g.kk, e);
     }
@@ -638,6 +687,10 @@ void schedule_bwd_data_staged_gpu(BwdDataStagedGraph &g, const BwdDataStagedGpuP
     // NHWC's dy copy runs along k and w's along the channels: compute_with needs one loop order.
     if (!nhwc) g.bs.compute_with(g.as, as_y);
 
+    if (g.wino_m) {
+        schedule_winograd_transforms(g, layout);
+        return;
+    }
     Var xo("xo"), xi("xi"), yn("yn");
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
         if (nhwc) s.gpu_tile(g.c, g.x, co, xo, ci, xi, 32, 8, TailStrategy::GuardWithIf);

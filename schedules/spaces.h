@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "../generators/conv_problem.h"
+#include "../generators/winograd.h"
 
 namespace convbwd {
 
@@ -171,7 +172,11 @@ CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
     X(fold_images, 0, Compile, "f", "1: the images folded into the pixel tiles (a tile may span images: "   \
       "planes, or stride phases, smaller than a tile fill it); 0: a tile per image", 0, 1)                  \
     X(skip_pad, 1, Compile, "p", "1: a block skips the filter taps whose dy reads lie wholly in the "      \
-      "padding for all of its pixels (a uniform test per tap); 0: every tap", 0, 1)
+      "padding for all of its pixels (a uniform test per tap); 0: every tap", 0, 1)                         \
+    X(winograd, 0, Compile, "w", "0: the implicit GEMM over taps x k; m = 2 or 4: Winograd F(m x m, 3 x 3) "  \
+      "(class s1 k3): dy's tiles of m x m pixels and w transformed, one GEMM over k per transform point "    \
+      "(the pixels are the tiles, staged as above), the products transformed back (define_bwd_data_winograd)", \
+      0, 2, 4)
 CONVBWD_DEFINE_PARAMS(BwdDataStagedGpuParams, CONVBWD_BWD_DATA_STAGED_GPU_KNOBS)
 // A staged backward-data block's tile: pixels and channels, every thread's.
 inline int data_block_pixels(const BwdDataStagedGpuParams &p) { return p.tile_x * p.threads_x; }
@@ -522,6 +527,15 @@ inline KnobValues default_values(const Family &f) {
     return kv;
 }
 
+// Whether a kernel's f32 arithmetic is exact on small-integer data (every intermediate value a
+// dyadic rational, as a direct sum's): not so for Winograd transforms with thirds and sixths
+// (F(4x4, 3x3)). The harness verifies such a kernel within the f32 tolerance (common/verify.h)
+// instead of bit for bit; convbwd_kernel_desc.exact_on_integers carries it.
+inline bool exact_on_integers(const KnobValues &vals) {
+    const int m = vals.get("winograd");  // staged backward-data's (0 for every other family)
+    return m == 0 || winograd::transform(m, 3).dyadic();
+}
+
 // Parses "key=value ..." into vals (which holds the defaults or earlier values). Errors name the
 // field: an unknown knob, a value that is not an integer, a value outside the domain, a knob of
 // the wrong kind (only_kind, where set). Returns "" on success.
@@ -705,6 +719,14 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(bytes <= 48 * 1024, "block accumulators + chunk <= 48 KiB of shared memory (" +
                                                std::to_string(bytes) + " bytes)")).empty()) return e;
         if (amd && !(e = need(p.tile_c * p.tile_x <= 32, "AMD: tile_c * tile_x <= 32 (4 waves per SIMD)")).empty()) return e;
+        if (p.winograd) {
+            if (!(e = need(c.stride == StrideClass::S1 && c.filter == FilterClass::K3,
+                           "winograd > 0: class s1 k3 (F(m x m, 3 x 3) needs stride 1 and a 3x3 filter at compile time)")).empty())
+                return e;
+            if (!(e = need(!p.fold_images, "winograd > 0: fold_images = 0 (its tiles span the images already)")).empty()) return e;
+            if (!(e = need(p.skip_pad, "winograd > 0: skip_pad = 1, the default (no filter taps to skip: one GEMM per transform point)")).empty())
+                return e;
+        }
     } else if (f.knobs == &BwdWeightStagedGpuParams::knobs) {
         const auto p = to_params<BwdWeightStagedGpuParams>(vals);
         if (!(e = need(c.dtype == DType::F32, "staged backward-weight: dtype f32")).empty()) return e;

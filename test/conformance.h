@@ -142,6 +142,20 @@ inline std::vector<ConvProblem> conformance_problems() {
         p.pad_top = p.pad_bottom = s.pad_h, p.pad_left = p.pad_right = s.pad_w;
         out.push_back(with_derived_output(p));
     }
+    // 3x3 stride 1 with c and k past half a staged block (the Winograd kernels, winograd = m: dx's
+    // m x m tiles, all images' in one sequence): planes whose sides are no multiple of 2 or 4 (a
+    // 1-pixel plane too), padding 0, 2 and asymmetric, k past two chunks with a tail.
+    struct Wino {
+        int N, C, K, H, W, pad_top, pad_bottom, pad_left, pad_right;
+    };
+    for (const Wino &w : {Wino{3, 33, 70, 10, 7, 0, 0, 0, 0}, Wino{1, 48, 140, 5, 17, 2, 0, 0, 2},
+                          Wino{2, 16, 32, 6, 6, 2, 2, 2, 2}, Wino{2, 40, 36, 1, 1, 1, 1, 1, 1}}) {
+        ConvProblem p;
+        p.N = w.N, p.C = w.C, p.K = w.K, p.H = w.H, p.W = w.W, p.R = p.S = 3;
+        p.pad_top = w.pad_top, p.pad_bottom = w.pad_bottom, p.pad_left = w.pad_left, p.pad_right = w.pad_right;
+        p = with_derived_output(p);
+        if (valid(p)) out.push_back(p);
+    }
     // A pointwise plane of 60 columns in rows of 10: read as one row it is whole vectors of 4
     // (kernels loading columns as vectors, xvec), its rows are not.
     {

@@ -277,11 +277,12 @@ TEST_CASE("staged backward-data kernels refuse small c or k per group and groups
         REQUIRE(chunk > 0);
         const int block_c = data_block_channels(sp);
         const int stride = std::string(d.stride_class) == "s1" ? 1 : 2;
+        const int f = std::string(d.filter_class) == "k3" ? 3 : 5, pad = f / 2;  // the class's filter (Winograd: k3)
         CAPTURE(std::string(d.name));
         auto select = [&](int C, int K, int G) {
             return select_named(d, CONVBWD_BWD_DATA,
-                                {.N = 1, .C = C, .H = 9, .W = 9, .K = K, .R = 5, .S = 5, .G = G, .pad_top = 2,
-                                 .pad_bottom = 2, .pad_left = 2, .pad_right = 2, .stride_h = stride, .stride_w = stride});
+                                {.N = 1, .C = C, .H = 9, .W = 9, .K = K, .R = f, .S = f, .G = G, .pad_top = pad,
+                                 .pad_bottom = pad, .pad_left = pad, .pad_right = pad, .stride_h = stride, .stride_w = stride});
         };
         CHECK(select(block_c, chunk / 2, 1) == CONVBWD_SUCCESS);
         CHECK(select(block_c / 2, chunk, 1) == CONVBWD_SUCCESS);

@@ -2,6 +2,7 @@
 // kernel is a valid point of its family's space whose name derives from its knobs; a malformed
 // manifest or database is refused naming the file, line and field; a user's database picks a
 // non-default kernel and a launch-time knob for its problem and nothing else.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -132,6 +133,15 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
          "m.txt:1: knobs: not valid: stage > 0: block accumulators + chunk <= 48 KiB of shared memory (98304 bytes)"},
         {"conv_bwd_weight_mma_gpu bf16 nhwc any k1 cuda candidate 10 frag=1 warps_m=2\n",
          "m.txt:1: knobs: not valid: warps_m, warps_n > 1 need stage > 0"},
+        // Winograd over the staged GEMM: a 3x3 stride-1 class only, no folded images.
+        {"conv_bwd_data_staged_gpu f32 nchw s1 any cuda candidate 10 winograd=4\n",
+         "m.txt:1: knobs: not valid: winograd > 0: class s1 k3"},
+        {"conv_bwd_data_staged_gpu f32 nchw s2 k3 cuda candidate 10 winograd=4\n",
+         "m.txt:1: knobs: not valid: winograd > 0: class s1 k3"},
+        {"conv_bwd_data_staged_gpu f32 nchw s1 k3 cuda candidate 10 winograd=2 fold_images=1\n",
+         "m.txt:1: knobs: not valid: winograd > 0: fold_images = 0"},
+        {"conv_bwd_data_staged_gpu f32 nchw s1 k3 cuda candidate 10 winograd=3\n",
+         "m.txt:1: knobs: knob winograd = 3 is outside its domain"},
         {"conv_bwd_weight_gpu f32 nhwc s1 k3 cuda default 10\nconv_bwd_weight_gpu f32 nhwc s1 k3 cuda candidate 20 split_blocks=264\n",
          "m.txt:2: knobs: derives the kernel name bwdw_f32_nhwc_s1_k3_cuda_c4k4 of line 1"},
     };
@@ -156,6 +166,53 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
                            "m.txt", &out) == "");
     REQUIRE(out.size() == 1);
     CHECK(out[0].name == "bwdw_f16_nhwc_any_any_cuda_mmaf1m2n4v4s8wm2wn2");
+}
+
+// Winograd F(m, r) by Cook-Toom (generators/winograd.h): the identity y = A^T [(G g) . (B^T d)] holds
+// for the correlation on random data; F(4, 3)'s matrices are Lavin's; only dyadic ones (F(2, 3)) are
+// exact on integers, which the kernels' exact_on_integers trait follows.
+TEST_CASE("winograd transforms compute the correlation; only dyadic ones are exact on integers") {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (auto [m, r] : {std::pair{2, 3}, {4, 3}, {2, 5}, {6, 3}}) {
+        CAPTURE(m);
+        CAPTURE(r);
+        const winograd::Transform t = winograd::transform(m, r);
+        REQUIRE(t.alpha == m + r - 1);
+        for (int trial = 0; trial < 20; trial++) {
+            std::vector<double> d(t.alpha), g(r);
+            for (double &x : d) x = u(rng);
+            for (double &x : g) x = u(rng);
+            for (int i = 0; i < m; i++) {
+                double y = 0, want = 0;
+                for (int j = 0; j < t.alpha; j++) {
+                    double gg = 0, bd = 0;
+                    for (int k = 0; k < r; k++) gg += t.g_(j, k) * g[k];
+                    for (int k = 0; k < t.alpha; k++) bd += t.b_t(j, k) * d[k];
+                    y += t.a_t(i, j) * gg * bd;
+                }
+                for (int k = 0; k < r; k++) want += d[i + k] * g[k];
+                CHECK(std::fabs(y - want) < 1e-12);
+            }
+        }
+    }
+    const winograd::Transform f43 = winograd::transform(4, 3);
+    const int lavin_bt0[6] = {4, 0, -5, 0, 1, 0}, lavin_bt5[6] = {0, 4, 0, -5, 0, 1};
+    for (int j = 0; j < 6; j++) {
+        CHECK(f43.b_t(0, j) == lavin_bt0[j]);
+        CHECK(f43.b_t(5, j) == lavin_bt5[j]);
+    }
+    CHECK(f43.g_(1, 0) == doctest::Approx(1.0 / 6));
+    CHECK(!f43.dyadic());
+    CHECK(winograd::transform(2, 3).dyadic());
+    const Family &st = *find_family("conv_bwd_data_staged_gpu");
+    KnobValues kv = default_values(st);
+    CHECK(exact_on_integers(kv));
+    REQUIRE(parse_knobs("winograd=2", &kv) == "");
+    CHECK(exact_on_integers(kv));
+    REQUIRE(parse_knobs("winograd=4", &kv) == "");
+    CHECK(!exact_on_integers(kv));
+    CHECK(exact_on_integers(default_values(*find_family("conv_bwd_data_gpu"))));
 }
 
 TEST_CASE("problem keys are one token, as driver rows carry them") {

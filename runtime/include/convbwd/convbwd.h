@@ -111,6 +111,10 @@ typedef struct convbwd_kernel_desc {
     const char *role;         /* "default" (dispatched), "candidate" or "baseline" (run when named) */
     const char *launch;       /* its launch-time knobs' values, key=value */
     const char *module;       /* the kernel module it was loaded from, or NULL: built in */
+    int exact_on_integers;    /* 1: every intermediate value is exact on small-integer data, as a
+                                 direct sum's (f32); 0: it computes in a transformed domain
+                                 (Winograd F(4x4, 3x3)), whose rounding only an f32 tolerance
+                                 covers (as cuDNN's numerical notes say of its Winograd algorithms) */
 } convbwd_kernel_desc;
 
 /* The problem's key in tuning databases (one token, as convbwd-driver --json rows carry it):
