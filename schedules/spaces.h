@@ -173,10 +173,10 @@ CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
       "planes, or stride phases, smaller than a tile fill it); 0: a tile per image", 0, 1)                  \
     X(skip_pad, 1, Compile, "p", "1: a block skips the filter taps whose dy reads lie wholly in the "      \
       "padding for all of its pixels (a uniform test per tap); 0: every tap", 0, 1)                         \
-    X(winograd, 0, Compile, "w", "0: the implicit GEMM over taps x k; m = 2 or 4: Winograd F(m x m, 3 x 3) "  \
+    X(winograd, 0, Compile, "w", "0: the implicit GEMM over taps x k; m = 2, 4 or 6: Winograd F(m x m, 3 x 3) "  \
       "(class s1 k3): dy's tiles of m x m pixels and w transformed, one GEMM over k per transform point "    \
       "(the pixels are the tiles, staged as above), the products transformed back (define_bwd_data_winograd)", \
-      0, 2, 4)
+      0, 2, 4, 6)
 CONVBWD_DEFINE_PARAMS(BwdDataStagedGpuParams, CONVBWD_BWD_DATA_STAGED_GPU_KNOBS)
 // A staged backward-data block's tile: pixels and channels, every thread's.
 inline int data_block_pixels(const BwdDataStagedGpuParams &p) { return p.tile_x * p.threads_x; }
