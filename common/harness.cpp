@@ -208,7 +208,7 @@ public:
         const std::string a = peer_.algo_name();
         if (a.find("fft") == std::string::npos && a.find("winograd") == std::string::npos) return 1;
         *what = a.substr(0, a.find(' '));
-        return 16;
+        return kTransformErrorScale;
     }
 
 private:
@@ -364,10 +364,15 @@ RunResult run_case(const RunSpec &s, std::mt19937 &rng) {
     }
 
     const int64_t n_acc = accumulation_length(p, s.dir);
-    r.exact = !supplied && s.alpha == 1.0f && s.beta == 0.0f && kernel_exact_on_integers(r.kernel);
+    // A kernel computing in a transformed domain (Winograd F(4x4, 3x3)) is held to the allowance cuDNN's
+    // transform algorithms get, and never bit for bit.
+    const bool kernel_exact = kernel_exact_on_integers(r.kernel);
+    r.exact = !supplied && s.alpha == 1.0f && s.beta == 0.0f && kernel_exact;
     if (s.verify) {
         for (size_t i = 0; i < ref.size(); i++) ref[i] = s.alpha * ref[i] + (s.beta != 0.0f ? s.beta * prev[i] : 0.0);
-        r.verify = verify_output(r.out, ref, n_acc, r.exact);
+        ErrorModel model;
+        if (!kernel_exact) model.acc_scale = kTransformErrorScale, model.why = "a transform-domain kernel: f32 error x16";
+        r.verify = verify_output(r.out, ref, n_acc, r.exact, model);
     }
 
     if (s.time) {

@@ -39,6 +39,10 @@ struct ErrorModel {
     std::string why;            // how a peer's model differs from the default (for its note)
 };
 
+// A transform-domain algorithm's f32 error allowance (FFT, Winograd: cuDNN's and convbwd's Winograd
+// kernels alike), a multiple of the direct sum's n_acc x 2^-24.
+inline constexpr double kTransformErrorScale = 16;
+
 inline ErrorModel peer_error_model(int64_t n_acc, double transform_scale, const std::string &transform_what) {
     ErrorModel m;
     m.acc_scale = transform_scale;

@@ -710,6 +710,98 @@ BwdWeightStagedGraph define_bwd_weight_staged(Func x, Func dy, Func prev, Func w
     return g;
 }
 
+BwdWeightStagedGraph define_bwd_weight_winograd(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a,
+                                                DType t, Expr max_splits, int m, int tile_c, int tile_k, int threads_c,
+                                                int threads_k, int block_p) {
+    BwdWeightStagedGraph g;
+    g.beta = a.beta;
+    const winograd::Transform T = winograd::transform(3, m);  // 3 outputs (filter taps), m-tap "filter" (dy)
+    const int al = T.alpha;
+    g.wino_m = m, g.alpha = al, g.tab_fields = 1;
+    const int bc = tile_c * threads_c, bk = tile_k * threads_k;
+    auto entry = [](auto value, int rows, Expr i, int j) {  // as define_bwd_data_winograd's
+        Expr v = 0.0f;
+        for (int r = 0; r < rows; r++)
+            if (const double x = value(r, j); x != 0) v = select(i == r, (float)x, v);
+        return v;
+    };
+    Var &i = g.i, &j = g.j, &kb = g.kb, &cb = g.cb, &kcv = g.kcv, &s = g.s, &r = g.r, &sp = g.sp;
+    Var &u = g.u, &v = g.v, &e = g.e, &tl = g.tl, &kx = g.kx;
+    Expr TP = (a.P + m - 1) / m, TQ = (a.Q + m - 1) / m, trows_total = a.N * TP, tiles = trows_total * TQ;
+    // The splits as the runtime counts them (over the N * P rows: wgrad_splits()), each taking its
+    // share of the N * TP rows of tiles.
+    Expr rows_total = a.N * a.P;
+    Expr rows = (rows_total + max_splits - 1) / max_splits;
+    g.splits = (rows_total + rows - 1) / rows;
+    Expr trows = (trows_total + g.splits - 1) / g.splits;
+    {
+        Var f("f");
+        Expr pix = kcv * block_p + j, rw = pix / TQ, trow = sp * trows + rw;
+        g.tab = Func("tab");  // chunk kcv's tile j of split sp (-1 past the split and the tiles)
+        g.tab(f, j, sp, kcv) = select(rw < trows && trow < trows_total, trow * TQ + pix % TQ, -1);
+    }
+    // Tile tl's dy (m x m from column tq * m, row tp * m of image n) and x's window (alpha x alpha from
+    // column tq * m - pad_left, row tp * m - pad_top).
+    Expr tq = tl % TQ, rest = tl / TQ, tp = rest % TP, img = clamp(rest / TP, 0, a.N - 1);
+    {
+        Expr q = tq * m + u, p = tp * m + v;
+        g.dt = Func("dt");
+        g.dt(u, v, kx, tl) = select(q < a.Q && p < a.P, decode(dy(min(q, a.Q - 1), min(p, a.P - 1), kx, img), t), 0.0f);
+        Expr xc = tq * m + u - a.pad_left, xr = tp * m + v - a.pad_top;
+        g.xw = Func("xw");
+        g.xw(u, v, kx, tl) = select(in_range(xc, a.W) && in_range(xr, a.H),
+                                    decode(x(clamp(xc, 0, a.W - 1), clamp(xr, 0, a.H - 1), kx, img), t), 0.0f);
+    }
+    {
+        Expr ex = e % al, ey = e / al, su = 0.0f, sv = 0.0f;
+        auto gm = [&](int a_, int b_) { return T.g_(a_, b_); };
+        auto bt = [&](int a_, int b_) { return T.b_t(a_, b_); };
+        for (int vv = 0; vv < m; vv++)
+            for (int uu = 0; uu < m; uu++) su += entry(gm, al, ex, uu) * entry(gm, al, ey, vv) * g.dt(uu, vv, kx, tl);
+        for (int vv = 0; vv < al; vv++)
+            for (int uu = 0; uu < al; uu++) sv += entry(bt, al, ex, uu) * entry(bt, al, ey, vv) * g.xw(uu, vv, kx, tl);
+        g.ut = Func("ut");
+        g.ut(kx, tl, e) = su;
+        g.vt = Func("vt");
+        g.vt(kx, tl, e) = sv;
+    }
+    Expr tile = g.tab(0, j, sp, kcv), live = tile >= 0, tlc = clamp(tile, 0, tiles - 1);
+    Expr kin = kb * bk + i, cin = cb * bc + i, point = s + al * r;
+    g.as = Func("as");
+    g.as(i, j, kb, cb, s, r, sp, kcv) = select(live && kin < a.K, g.ut(min(kin, a.K - 1), tlc, point), 0.0f);
+    g.bs = Func("bs");
+    g.bs(i, j, kb, cb, s, r, sp, kcv) = select(live && cin < a.C, g.vt(min(cin, a.C - 1), tlc, point), 0.0f);
+
+    Var &kr = g.kr, &cr = g.cr, &kt = g.kt, &ct = g.ct;
+    g.pb = RDom(0, block_p, "pb");
+    g.cp = Func("cp");
+    g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, kcv) = 0.0f;
+    g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, kcv) +=
+        g.as(kt * tile_k + kr, g.pb.x, kb, cb, s, r, sp, kcv) * g.bs(ct * tile_c + cr, g.pb.x, kb, cb, s, r, sp, kcv);
+    g.rc = RDom(0, (trows * TQ + block_p - 1) / block_p, "rc");
+    g.partial = Func("partial");
+    g.partial(kr, cr, kt, ct, kb, cb, s, r, sp) = 0.0f;
+    g.partial(kr, cr, kt, ct, kb, cb, s, r, sp) += g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, g.rc.x);
+
+    Var &cg = g.cg, &k = g.k;
+    Expr jc = cg % bc, jk = k % bk;
+    g.ws = ws;
+    g.ws(s, r, cg, k, sp) = g.partial(jk % tile_k, jc % tile_c, jk / tile_k, jc / tile_c, k / bk, cg / bc, s, r, sp);
+    g.rsp = RDom(0, g.splits, "rsp");
+    g.dw = Func("dw");  // the points' sums over the splits, in order
+    g.dw(s, r, cg, k) = 0.0f;
+    g.dw(s, r, cg, k) += g.ws(s, r, cg, k, g.rsp);
+    // The filter's tap (s, r) = A^T M A.
+    auto atm = [&](int a_, int b_) { return T.a_t(a_, b_); };
+    Expr res = 0.0f;
+    for (int ey = 0; ey < al; ey++)
+        for (int ex = 0; ex < al; ex++) res += entry(atm, 3, s, ex) * entry(atm, 3, r, ey) * g.dw(ex, ey, cg, k);
+    res = a.alpha * res;
+    g.out = out;
+    g.out(s, r, cg, k) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(s, r, cg, k), t)), t);
+    return g;
+}
+
 BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a, DType t,
                                         StrideClass sc, FilterClass fc, Expr max_splits, int frag_kind, int vec,
                                         int stage) {

@@ -221,11 +221,33 @@ struct BwdWeightStagedGraph {
     Halide::Var s{"s"}, r{"r"}, cg{"cg"}, k{"k"}, sp{"sp"};
     Halide::RDom pb, rc, rsp;
     Halide::Expr splits, beta;
+    int tab_fields = 3;  // tab's fields (Winograd: 1)
+    // Winograd (define_bwd_weight_winograd; wino_m = 0: the direct GEMM above). The GEMM's Funcs keep
+    // their names and dims with pixel = tile, the tap (s, r) = the transform point (ex, ey), and:
+    //   dt(u, v, kx, tl) = dy's m x m tile tl (zero past P x Q), xw(u, v, kx, tl) = x's alpha x alpha
+    //   window of it (zero outside x); ut(kx, tl, e) = G dt G^T and vt(kx, tl, e) = B^T xw B at point
+    //   e = ex + alpha * ey (what as and bs read); ws and dw hold the points, out = A^T dw A.
+    Halide::Func dt, xw, ut, vt;
+    Halide::Var u{"u"}, v{"v"}, e{"e"}, tl{"tl"}, kx{"kx"};
+    int wino_m = 0, alpha = 0;
 };
 BwdWeightStagedGraph define_bwd_weight_staged(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws,
                                               Halide::Func out, const ConvArgs &a, DType t, StrideClass sc,
                                               FilterClass fc, Halide::Expr max_splits, int tile_c, int tile_k,
                                               int threads_c, int threads_k, int block_p, bool skip_pad);
+
+// Backward-weight at stride 1 with a 3x3 filter by Winograd F(3 x 3, m x m), non-fused: for each pair
+// (k, c), dw is the correlation of x (shifted by -pad) with dy as the filter; dy's m x m tiles (all
+// images', tile = (n * TP + tp) * TQ + tq) each read an alpha x alpha window of x (alpha = m + 2), and
+// per transform point e the products are one GEMM over the tiles, M[e](k, c) = sum_tile U[e](tile,
+// k) V[e](tile, c), U = G dy_tile G^T, V = B^T x_window B, split over rows of tiles into the workspace
+// (ws(ex, ey, c, k, split): alpha x alpha points, weight_partial_taps()); dw = A^T M A. The GEMM is
+// define_bwd_weight_staged's (same Funcs and dims), so the same schedule runs it. The splits are
+// counted over the N * P rows as the runtime counts them; each covers its share of the tile rows.
+BwdWeightStagedGraph define_bwd_weight_winograd(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws,
+                                                Halide::Func out, const ConvArgs &a, DType t, Halide::Expr max_splits,
+                                                int m, int tile_c, int tile_k, int threads_c, int threads_k,
+                                                int block_p);
 
 // Backward-weight as one implicit GEMM per filter tap, dw[k, c] = sum over pixels (n, p, q) of
 // dy[n, p, q, k] x[n, p * sh - pt + r * dh, q * sw - pl + s * dw, c], on matrix fragments of kind

@@ -142,7 +142,8 @@ public:
 };
 
 // Staged backward-weight (conv_bwd_weight_staged_gpu): f32, groups 1, an implicit GEMM per filter
-// tap with its operands staged per block in shared memory, split over the rows into the workspace.
+// tap with its operands staged per block in shared memory, split over the rows into the workspace;
+// with winograd = m, the same GEMM per Winograd transform point (class s1 k3).
 class ConvBwdWeightStagedGpu : public ConvGeneratorBase<ConvBwdWeightStagedGpu> {
 public:
     static constexpr bool kHasWorkspace = true;
@@ -156,9 +157,11 @@ public:
         const BwdWeightStagedGpuParams p = knobs.params();
         require_valid(p, "conv_bwd_weight_staged_gpu");
         BwdWeightStagedGraph g =
-            define_bwd_weight_staged(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class, filter_class,
-                                     max(*splits, 1), p.tile_c, p.tile_k, p.threads_c, p.threads_k, p.block_p,
-                                     p.skip_pad);
+            p.winograd ? define_bwd_weight_winograd(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, max(*splits, 1),
+                                                    p.winograd, p.tile_c, p.tile_k, p.threads_c, p.threads_k, p.block_p)
+                       : define_bwd_weight_staged(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
+                                                  filter_class, max(*splits, 1), p.tile_c, p.tile_k, p.threads_c,
+                                                  p.threads_k, p.block_p, p.skip_pad);
         constrain_weight_buffers();
         schedule_bwd_weight_staged_gpu(g, p, layout);
     }

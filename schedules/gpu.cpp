@@ -750,10 +750,44 @@ void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStag
         else f.reorder(iv, g.j, io).fuse(g.j, io, e);
         copy_y = spread(f);
     }
-    if (nhwc) schedule_pixel_table(g.tab, chunk, 3, p.block_p, e, spread);  // (column, row, image)
+    if (nhwc) schedule_pixel_table(g.tab, chunk, g.tab_fields, p.block_p, e, spread);  // (column, row, image)
     g.bs.compute_with(g.as, copy_y);  // both copies in one loop nest: one barrier before the sums
 
-    schedule_weight_output_gpu(g);
+    if (!g.wino_m) {
+        schedule_weight_output_gpu(g);
+        return;
+    }
+    // Winograd: dy's tiles and x's windows transformed at the root, a thread per channel and tile,
+    // its alpha^2 points unrolled (the matrices' zeros and ones fold away), threads along the
+    // layout's dense dim and stored as the copies read them (NCHW: the tiles innermost).
+    const int points = g.alpha * g.alpha;
+    for (auto [f, in] : {std::pair{g.ut, g.dt}, std::pair{g.vt, g.xw}}) {
+        Var to("to"), ti("ti"), kxo("kxo"), kxi("kxi");
+        f.compute_root().bound(g.e, 0, points);
+        if (nhwc) {
+            f.split(g.kx, kxo, kxi, 32, TailStrategy::GuardWithIf).split(g.tl, to, ti, 4, TailStrategy::GuardWithIf)
+                .reorder(g.e, kxi, ti, to, kxo).gpu_threads(kxi, ti).gpu_blocks(to, kxo);
+        } else {
+            f.reorder_storage(g.tl, g.kx, g.e).split(g.tl, to, ti, 128, TailStrategy::GuardWithIf)
+                .reorder(g.e, ti, to, g.kx).gpu_threads(ti).gpu_blocks(to, g.kx);
+        }
+        f.unroll(g.e);
+        in.compute_at(f, nhwc ? kxi : ti).store_in(MemoryType::Register).unroll(g.u).unroll(g.v);
+    }
+    // The points' sums over the splits at the root (every filter tap reads all of them), then out.
+    Var cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi");
+    g.dw.compute_root();
+    g.dw.reorder(g.cg, g.k, g.s, g.r);
+    g.dw.update().reorder(g.rsp.x, g.cg, g.k, g.s, g.r);
+    for (Stage st : {Stage(g.dw), g.dw.update()}) {
+        st.gpu_tile(g.cg, g.k, cbo, kbo, cbi, kbi, 16, 8, TailStrategy::GuardWithIf).fuse(g.s, g.r, tap).gpu_blocks(tap);
+    }
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage st, bool) {
+        st.reorder(g.cg, g.k, g.s, g.r)
+            .gpu_tile(g.cg, g.k, cbo, kbo, cbi, kbi, 16, 8, TailStrategy::GuardWithIf)
+            .fuse(g.s, g.r, tap)
+            .gpu_blocks(tap);
+    });
 }
 
 // Matrix fragments (conv_bwd_data_mma_gpu): one block = one wave (64 lanes, AMD) or warp (32,

@@ -301,6 +301,10 @@ CONVBWD_DEFINE_PARAMS(BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
     X(block_p, 64, Compile, "b", "pixels per chunk staged in shared memory", 8, 16, 32, 64)                  \
     X(skip_pad, 1, Compile, "p", "1: a block skips the chunks whose x reads at its tap lie wholly in the "  \
       "padding (a uniform test per chunk); 0: every chunk", 0, 1)                                          \
+    X(winograd, 0, Compile, "w", "0: one GEMM per filter tap; m = 2 or 4: Winograd F(3 x 3, m x m) (class "  \
+      "s1 k3): dy's m x m tiles and x's (m + 2)^2 windows transformed, one GEMM over the tiles per "        \
+      "transform point (the tiles are the pixels above; the workspace holds the points), the sums "        \
+      "transformed back to the 3 x 3 filter (define_bwd_weight_winograd)", 0, 2, 4)                         \
     CONVBWD_GPU_WEIGHT_SPLIT_KNOBS(X)
 CONVBWD_DEFINE_PARAMS(BwdWeightStagedGpuParams, CONVBWD_BWD_WEIGHT_STAGED_GPU_KNOBS)
 // A staged backward-weight block's tile: input and output channels, every thread's.
@@ -532,8 +536,21 @@ inline KnobValues default_values(const Family &f) {
 // (F(4x4, 3x3)). The harness verifies such a kernel within the f32 tolerance (common/verify.h)
 // instead of bit for bit; convbwd_kernel_desc.exact_on_integers carries it.
 inline bool exact_on_integers(const KnobValues &vals) {
-    const int m = vals.get("winograd");  // staged backward-data's (0 for every other family)
-    return m == 0 || winograd::transform(m, 3).dyadic();
+    const int m = vals.get("winograd");  // the staged families' (0 for every other family)
+    if (m == 0) return true;
+    // Backward-data: F(m, 3) over dy; backward-weight: F(3, m), dy's m x m tiles the "filter".
+    return (vals.family->dir == Direction::BwdData ? winograd::transform(m, 3) : winograd::transform(3, m)).dyadic();
+}
+
+// The taps a backward-weight kernel's workspace holds per (c, k) and split (ws(s, r, ...)'s first two
+// extents, {S, R}): the filter's own, or a Winograd kernel's transform points (alpha x alpha, alpha =
+// m + 2). One definition for the kernels' workspace shape (runtime/src/api.cpp) and its size.
+struct WeightTaps {
+    int s, r;
+};
+inline WeightTaps weight_partial_taps(const KnobValues &vals, int S, int R) {
+    const int m = vals.family->dir == Direction::BwdWeight ? vals.get("winograd") : 0;
+    return m ? WeightTaps{m + 2, m + 2} : WeightTaps{S, R};
 }
 
 // Parses "key=value ..." into vals (which holds the defaults or earlier values). Errors name the
@@ -737,6 +754,13 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(bytes <= 48 * 1024, "block accumulators + chunk <= 48 KiB of shared memory (" +
                                                std::to_string(bytes) + " bytes)")).empty()) return e;
         if (amd && !(e = need(p.tile_c * p.tile_k <= 32, "AMD: tile_c * tile_k <= 32 (4 waves per SIMD)")).empty()) return e;
+        if (p.winograd) {
+            if (!(e = need(c.stride == StrideClass::S1 && c.filter == FilterClass::K3,
+                           "winograd > 0: class s1 k3 (F(3 x 3, m x m) needs stride 1 and a 3x3 filter at compile time)")).empty())
+                return e;
+            if (!(e = need(p.skip_pad, "winograd > 0: skip_pad = 1, the default (no filter taps to skip: one GEMM per transform point)")).empty())
+                return e;
+        }
     } else if (f.dir == Direction::BwdData) {
         const auto p = to_params<BwdDataGpuParams>(vals);
         if (!(e = need(p.tile_c * p.tile_x <= 64, "tile_c * tile_x <= 64 accumulators")).empty()) return e;

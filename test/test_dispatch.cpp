@@ -317,10 +317,11 @@ TEST_CASE("staged backward-weight kernels refuse grouped problems and c or k und
         CAPTURE(std::string(d.name));
         const BwdWeightStagedGpuParams sp = kernel_params<BwdWeightStagedGpuParams>(d);
         const int bc = weight_block_channels(sp), bk = weight_block_k(sp);
-        const int stride = std::string(d.stride_class) == "s1" ? 1 : 2;  // a 4x4 filter: filter class any
+        const int stride = std::string(d.stride_class) == "s1" ? 1 : 2;
+        const int f = std::string(d.filter_class) == "k3" ? 3 : 4;  // 4x4: filter class any; Winograd: k3
         auto select = [&](int G, int C = 0, int K = 0) {
             return select_named(d, CONVBWD_BWD_WEIGHT,
-                                {.N = 2, .C = C ? C : 2 * bc, .H = 9, .W = 9, .K = K ? K : 2 * bk, .R = 4, .S = 4,
+                                {.N = 2, .C = C ? C : 2 * bc, .H = 9, .W = 9, .K = K ? K : 2 * bk, .R = f, .S = f,
                                  .G = G, .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
                                  .stride_h = stride, .stride_w = stride});
         };
@@ -338,6 +339,23 @@ TEST_CASE("staged backward-weight kernels refuse grouped problems and c or k und
         err = convbwd_last_error();
         CHECK_MESSAGE(err.find("k: k / groups = " + std::to_string(bk / 2 - 1) + " is under half the kernel's block of k (" +
                                std::to_string(bk) + ")") != std::string::npos, err);
+        // The workspace holds a split's partial sums of every tap (Winograd: every transform point,
+        // (m + 2)^2 of them): the size query says so.
+        {
+            ConvProblem p{.N = 2, .C = 2 * bc, .H = 9, .W = 9, .K = 2 * bk, .R = f, .S = f, .pad_top = 1, .pad_bottom = 1,
+                          .pad_left = 1, .pad_right = 1, .stride_h = stride, .stride_w = stride};
+            p.layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
+            convbwd_problem c = to_c(with_derived_output(p));
+            convbwd_exec e{};
+            e.target = d.target;
+            e.kernel = d.name;
+            size_t bytes = 0;
+            REQUIRE(convbwd_workspace_size(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, d.layout, &e, &bytes) == CONVBWD_SUCCESS);
+            const size_t taps = sp.winograd ? (size_t)(sp.winograd + 2) * (sp.winograd + 2) : (size_t)f * f;
+            const size_t per_split = (size_t)p.K * p.C * taps * sizeof(float);
+            CHECK(bytes >= per_split);
+            CHECK(bytes % per_split == 0);
+        }
         checked++;
     }
     MESSAGE(checked, " staged backward-weight kernels checked");

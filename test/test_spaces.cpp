@@ -142,6 +142,10 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
          "m.txt:1: knobs: not valid: winograd > 0: fold_images = 0"},
         {"conv_bwd_data_staged_gpu f32 nchw s1 k3 cuda candidate 10 winograd=3\n",
          "m.txt:1: knobs: knob winograd = 3 is outside its domain"},
+        {"conv_bwd_weight_staged_gpu f32 nhwc any any cuda candidate 10 winograd=4\n",
+         "m.txt:1: knobs: not valid: winograd > 0: class s1 k3"},
+        {"conv_bwd_weight_staged_gpu f32 nhwc s1 k3 cuda candidate 10 winograd=6\n",
+         "m.txt:1: knobs: knob winograd = 6 is outside its domain"},
         {"conv_bwd_weight_gpu f32 nhwc s1 k3 cuda default 10\nconv_bwd_weight_gpu f32 nhwc s1 k3 cuda candidate 20 split_blocks=264\n",
          "m.txt:2: knobs: derives the kernel name bwdw_f32_nhwc_s1_k3_cuda_c4k4 of line 1"},
     };
@@ -213,6 +217,17 @@ TEST_CASE("winograd transforms compute the correlation; only dyadic ones are exa
     REQUIRE(parse_knobs("winograd=4", &kv) == "");
     CHECK(!exact_on_integers(kv));
     CHECK(exact_on_integers(default_values(*find_family("conv_bwd_data_gpu"))));
+    // Backward-weight: F(3x3, m x m), dy's tiles the "filter"; the workspace holds its (m + 2)^2 points.
+    KnobValues wv = default_values(*find_family("conv_bwd_weight_staged_gpu"));
+    CHECK(weight_partial_taps(wv, 3, 3).s == 3);
+    CHECK(weight_partial_taps(wv, 5, 3).s == 5);
+    REQUIRE(parse_knobs("winograd=2", &wv) == "");
+    CHECK(exact_on_integers(wv));
+    CHECK(weight_partial_taps(wv, 3, 3).r == 4);
+    REQUIRE(parse_knobs("winograd=4", &wv) == "");
+    CHECK(!exact_on_integers(wv));
+    CHECK(weight_partial_taps(wv, 3, 3).s == 6);
+    CHECK(weight_partial_taps(wv, 3, 3).r == 6);
 }
 
 TEST_CASE("problem keys are one token, as driver rows carry them") {

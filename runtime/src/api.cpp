@@ -321,7 +321,8 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     halide_dimension_t wd[5];
     halide_buffer_t ws{};
     if (dir == Direction::BwdWeight) {
-        const int64_t ext[5] = {p.S, p.R, p.C / p.G, p.K, weight_splits(sel, q)};
+        const WeightTaps taps = weight_partial_taps(sel.knobs, p.S, p.R);  // Winograd: its transform points
+        const int64_t ext[5] = {taps.s, taps.r, p.C / p.G, p.K, weight_splits(sel, q)};
         int64_t stride = 1;
         for (int d : kWorkspaceDimOrder) {
             wd[d] = halide_dimension_t(0, (int32_t)ext[d], (int32_t)stride);

@@ -187,7 +187,8 @@ Params params_of(const Selection &s) {
 int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
     const KernelInfo &k = *s.kernel;
     const int64_t rows = (int64_t)p.N * p.P, Cg = p.C / p.G;
-    const int64_t partial_bytes = (int64_t)p.K * Cg * p.R * p.S * (int64_t)sizeof(float);
+    const WeightTaps taps = weight_partial_taps(s.knobs, p.S, p.R);
+    const int64_t partial_bytes = (int64_t)p.K * Cg * taps.r * taps.s * (int64_t)sizeof(float);
     // Workspace at most 256 MiB, whatever the cap.
     const int64_t by_workspace = std::max<int64_t>(1, (int64_t{256} << 20) / std::max<int64_t>(partial_bytes, 1));
     int64_t want, need = 1;  // need: the accuracy floor (host)
@@ -216,7 +217,7 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
         // Enough blocks per launch (every tap's tiles in one) to fill a large GPU: split_blocks.
         const BwdWeightStagedGpuParams g = params_of<BwdWeightStagedGpuParams>(s);
         const int64_t bc = weight_block_channels(g), bk = weight_block_k(g);
-        const int64_t tiles = ((Cg + bc - 1) / bc) * ((p.K + bk - 1) / bk) * p.R * p.S;
+        const int64_t tiles = ((Cg + bc - 1) / bc) * ((p.K + bk - 1) / bk) * taps.r * taps.s;
         want = std::min<int64_t>(g.max_splits, (g.split_blocks + tiles - 1) / tiles);
     } else {
         // Enough blocks per launch (one launch per filter tap) to fill a large GPU: split_blocks
@@ -351,7 +352,8 @@ int64_t workspace_bytes(const Selection &s, const ConvProblem &p) {
     // most it can be (max_splits; weight_splits <= it).
     Query q{p, Direction::BwdWeight, s.kernel->device};
     const int64_t splits = calls_fragments(*s.knobs.family) ? weight_max_splits(s, p) : weight_splits(s, q);
-    return (int64_t)p.K * (p.C / p.G) * p.R * p.S * splits * (int64_t)sizeof(float);
+    const WeightTaps taps = weight_partial_taps(s.knobs, p.S, p.R);  // Winograd: its transform points
+    return (int64_t)p.K * (p.C / p.G) * taps.r * taps.s * splits * (int64_t)sizeof(float);
 }
 
 const KernelInfo *find_kernel(const std::string &name) {
