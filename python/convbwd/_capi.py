@@ -54,7 +54,8 @@ class KernelDesc(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("direction", ctypes.c_int), ("dtype", ctypes.c_int),
                 ("layout", ctypes.c_int), ("target", ctypes.c_int), ("stride_class", ctypes.c_char_p),
                 ("filter_class", ctypes.c_char_p), ("schedule", ctypes.c_char_p), ("family", ctypes.c_char_p),
-                ("role", ctypes.c_char_p), ("launch", ctypes.c_char_p), ("module", ctypes.c_char_p)]
+                ("role", ctypes.c_char_p), ("launch", ctypes.c_char_p), ("module", ctypes.c_char_p),
+                ("exact_on_integers", ctypes.c_int)]
 
 
 _P = ctypes.POINTER

@@ -27,12 +27,17 @@ class CApi(unittest.TestCase):
                 for lay in ("nchw", "nhwc"):
                     self.assertTrue(any(n.startswith(f"{d}_{t}_{lay}_any_any_host") for n in names), (d, t, lay))
         self.assertIn(convbwd.host_isa(), ("avx512", "avx2", "sse41", "baseline"))
+        # The last field of convbwd_kernel_desc: a flag (a wrong layout reads garbage or writes past it).
+        self.assertTrue(all(k["exact_on_integers"] in (0, 1) for k in ks))
+        self.assertTrue(any(k["exact_on_integers"] == 1 for k in ks))
 
     def test_struct_layout_matches_the_header(self):
         # convbwd.h: 18 ints; a pointer, two enums, 4 int64 strides; exec with size_t and a char*.
         self.assertEqual(ctypes.sizeof(convbwd.Problem), 18 * 4)
         self.assertEqual(ctypes.sizeof(convbwd.Tensor), 8 + 4 + 4 + 32)
         self.assertEqual(convbwd.Exec.kernel.offset, 40)
+        # convbwd_kernel_desc: a pointer, four enums, seven pointers, then the int flag.
+        self.assertEqual(convbwd._capi.KernelDesc.exact_on_integers.offset, 8 + 4 * 4 + 7 * 8)
 
     def test_select_and_workspace(self):
         name = convbwd.select_kernel(problem(), convbwd.BWD_DATA, convbwd.F32, convbwd.NCHW)
