@@ -337,6 +337,59 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
     return g;
 }
 
+namespace {
+// The staged GEMMs' sums, one definition for the direct and the Winograd kernels of each direction
+// (the callers define as, bs and the chunk reduction rc, with its predicate, in between).
+// Backward-data: a chunk's sums per thread tile (cp, over kb = block_k k of the chunk) ...
+void define_data_chunk_sums(BwdDataStagedGraph &g, int tile_x, int tile_c, int block_k) {
+    Var &xr = g.xr, &cr = g.cr, &xt = g.xt, &ct = g.ct, &pb = g.pb, &cb = g.cb, &n = g.n, &kcv = g.kcv, &sv = g.sv,
+        &rv = g.rv;
+    g.kb = RDom(0, block_k, "kb");
+    g.cp = Func("cp");
+    g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) = 0.0f;
+    g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) +=
+        g.as(g.kb.x, xt * tile_x + xr, pb, cb, kcv, sv, rv, n) * g.bs(ct * tile_c + cr, g.kb.x, pb, cb, kcv, sv, rv, n);
+}
+// ... then the block's accumulators over the chunks (partial, over rc) and dxf(pixel, c, n) from them.
+void define_data_partial(BwdDataStagedGraph &g, int tile_x, int tile_c, int threads_x, int threads_c) {
+    Var &xr = g.xr, &cr = g.cr, &xt = g.xt, &ct = g.ct, &pb = g.pb, &cb = g.cb, &n = g.n, &pixv = g.pix, &c = g.c;
+    const int bp = tile_x * threads_x, bc = tile_c * threads_c;
+    g.partial = Func("partial");
+    g.partial(xr, cr, xt, ct, pb, cb, n) = 0.0f;
+    g.partial(xr, cr, xt, ct, pb, cb, n) += g.cp(xr, cr, xt, ct, pb, cb, n, g.rc.x, g.rc.y, g.rc.z);
+    Expr jp = pixv % bp, jc = c % bc;
+    g.dxf = Func("dxf");
+    g.dxf(pixv, c, n) = g.partial(jp % tile_x, jc % tile_c, jp / tile_x, jc / tile_c, pixv / bp, c / bc, n);
+}
+// Backward-weight: a chunk's sums per thread tile (cp, over pb = block_p pixels of the chunk) ...
+void define_weight_chunk_sums(BwdWeightStagedGraph &g, int tile_c, int tile_k, int block_p) {
+    Var &kr = g.kr, &cr = g.cr, &kt = g.kt, &ct = g.ct, &kb = g.kb, &cb = g.cb, &s = g.s, &r = g.r, &sp = g.sp,
+        &kcv = g.kcv;
+    g.pb = RDom(0, block_p, "pb");
+    g.cp = Func("cp");
+    g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, kcv) = 0.0f;
+    g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, kcv) +=
+        g.as(kt * tile_k + kr, g.pb.x, kb, cb, s, r, sp, kcv) * g.bs(ct * tile_c + cr, g.pb.x, kb, cb, s, r, sp, kcv);
+}
+// ... then the block's accumulators over the chunks (partial, over rc), the split's workspace ws(s,
+// r, cg, k, sp) from them and dw = the splits summed in order.
+void define_weight_partial(BwdWeightStagedGraph &g, Func ws, int tile_c, int tile_k, int threads_c, int threads_k) {
+    Var &kr = g.kr, &cr = g.cr, &kt = g.kt, &ct = g.ct, &kb = g.kb, &cb = g.cb, &s = g.s, &r = g.r, &sp = g.sp,
+        &cg = g.cg, &k = g.k;
+    const int bc = tile_c * threads_c, bk = tile_k * threads_k;
+    g.partial = Func("partial");
+    g.partial(kr, cr, kt, ct, kb, cb, s, r, sp) = 0.0f;
+    g.partial(kr, cr, kt, ct, kb, cb, s, r, sp) += g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, g.rc.x);
+    Expr jc = cg % bc, jk = k % bk;
+    g.ws = ws;
+    g.ws(s, r, cg, k, sp) = g.partial(jk % tile_k, jc % tile_c, jk / tile_k, jc / tile_c, k / bk, cg / bc, s, r, sp);
+    g.rsp = RDom(0, g.splits, "rsp");
+    g.dw = Func("dw");
+    g.dw(s, r, cg, k) = 0.0f;
+    g.dw(s, r, cg, k) += g.ws(s, r, cg, k, g.rsp);
+}
+}  // namespace
+
 BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t,
                                           StrideClass sc, FilterClass fc, int tile_x, int tile_c, int threads_x,
                                           int threads_c, int block_k, bool fold_images, bool skip_pad) {
@@ -402,12 +455,7 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     g.bs(j, kk, pb, cb, kcv, sv, rv, n) =
         select(ch < a.C && kin < Kg, g.wt(clamp(c_in_group(ch), 0, Cg - 1), grp * Kg + clamp(kin, 0, Kg - 1), tap_s, tap_r), 0.0f);
 
-    Var &xr = g.xr, &cr = g.cr, &xt = g.xt, &ct = g.ct;
-    g.kb = RDom(0, block_k, "kb");
-    g.cp = Func("cp");
-    g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) = 0.0f;
-    g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) +=
-        g.as(g.kb.x, xt * tile_x + xr, pb, cb, kcv, sv, rv, n) * g.bs(ct * tile_c + cr, g.kb.x, pb, cb, kcv, sv, rv, n);
+    define_data_chunk_sums(g, tile_x, tile_c, block_k);
     g.rc = RDom(0, (Kg + block_k - 1) / block_k, 0, tx.count, 0, ty.count, "rc");
     Expr taps_exist = Halide::Internal::const_true();  // the tile's phase has tap (rc.y, rc.z)
     if (st > 1) taps_exist = tx.valid(phx, g.rc.y) && ty.valid(phy, g.rc.z);
@@ -428,14 +476,8 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     } else if (st > 1) {
         g.rc.where(taps_exist);
     }
-    g.partial = Func("partial");
-    g.partial(xr, cr, xt, ct, pb, cb, n) = 0.0f;
-    g.partial(xr, cr, xt, ct, pb, cb, n) += g.cp(xr, cr, xt, ct, pb, cb, n, g.rc.x, g.rc.y, g.rc.z);
-
-    Var &pixv = g.pix, &c = g.c;
-    Expr jp = pixv % bp, jc = c % bc;
-    g.dxf = Func("dxf");
-    g.dxf(pixv, c, n) = g.partial(jp % tile_x, jc % tile_c, jp / tile_x, jc / tile_c, pixv / bp, c / bc, n);
+    define_data_partial(g, tile_x, tile_c, threads_x, threads_c);
+    Var &c = g.c;
     g.out = out;
     // dx's pixel (x, y) of image n in dxf: y * W + x, or at stride st its phase's tiles, then (mx, my)
     // there (clamped to the phases' tiles: bounds inference sees the divisions' full range); folded,
@@ -515,20 +557,9 @@ BwdDataStagedGraph define_bwd_data_winograd(Func dy, Func w, Func prev, Func out
     g.bs(j, kk, pb, cb, kcv, sv, rv, n) =
         select(ch < a.C && kin < Kg, g.wt(clamp(c_in_group(ch), 0, Cg - 1), grp * Kg + clamp(kin, 0, Kg - 1), n % al, n / al),
                0.0f);
-    Var &xr = g.xr, &cr = g.cr, &xt = g.xt, &ct = g.ct;
-    g.kb = RDom(0, block_k, "kb");
-    g.cp = Func("cp");
-    g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) = 0.0f;
-    g.cp(xr, cr, xt, ct, pb, cb, n, kcv, sv, rv) +=
-        g.as(g.kb.x, xt * tile_x + xr, pb, cb, kcv, sv, rv, n) * g.bs(ct * tile_c + cr, g.kb.x, pb, cb, kcv, sv, rv, n);
+    define_data_chunk_sums(g, tile_x, tile_c, block_k);
     g.rc = RDom(0, (Kg + block_k - 1) / block_k, 0, 1, 0, 1, "rc");
-    g.partial = Func("partial");
-    g.partial(xr, cr, xt, ct, pb, cb, n) = 0.0f;
-    g.partial(xr, cr, xt, ct, pb, cb, n) += g.cp(xr, cr, xt, ct, pb, cb, n, g.rc.x, g.rc.y, g.rc.z);
-    Var &pixv = g.pix;
-    Expr jp = pixv % bp, jc = c % bc;
-    g.dxf = Func("dxf");
-    g.dxf(pixv, c, n) = g.partial(jp % tile_x, jc % tile_c, jp / tile_x, jc / tile_c, pixv / bp, c / bc, n);
+    define_data_partial(g, tile_x, tile_c, threads_x, threads_c);
     g.mt = Func("mt");
     g.mt(e, c, tl) = g.dxf(tl, c, e);
     // dx = A^T M A at (x % m, y % m) of its tile.
@@ -666,12 +697,7 @@ BwdWeightStagedGraph define_bwd_weight_staged(Func x, Func dy, Func prev, Func w
         select(live && cin < a.C && in_image,
                decode(x(clamp(xc, 0, a.W - 1), clamp(xr, 0, a.H - 1), min(cin, a.C - 1), n), t), 0.0f);
 
-    Var &kr = g.kr, &cr = g.cr, &kt = g.kt, &ct = g.ct;
-    g.pb = RDom(0, block_p, "pb");
-    g.cp = Func("cp");
-    g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, kcv) = 0.0f;
-    g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, kcv) +=
-        g.as(kt * tile_k + kr, g.pb.x, kb, cb, s, r, sp, kcv) * g.bs(ct * tile_c + cr, g.pb.x, kb, cb, s, r, sp, kcv);
+    define_weight_chunk_sums(g, tile_c, tile_k, block_p);
     g.rc = RDom(0, (rows * a.Q + block_p - 1) / block_p, "rc");
     if (skip_pad && !(k1.filter == 1 && k1.pad == 0)) {
         // Chunks whose x reads at tap (s, r) lie wholly in the padding add zeros: skip them (a
@@ -692,18 +718,8 @@ BwdWeightStagedGraph define_bwd_weight_staged(Func x, Func dy, Func prev, Func w
         Expr q0 = select(rw0 == rw1, pix0 % a.Q, 0), q1 = select(rw0 == rw1, pix1 % a.Q, a.Q - 1);
         g.rc.where(rows_hit && max(q0, lo_q) <= min(q1, hi_q));
     }
-    g.partial = Func("partial");
-    g.partial(kr, cr, kt, ct, kb, cb, s, r, sp) = 0.0f;
-    g.partial(kr, cr, kt, ct, kb, cb, s, r, sp) += g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, g.rc.x);
-
+    define_weight_partial(g, ws, tile_c, tile_k, threads_c, threads_k);
     Var &cg = g.cg, &k = g.k;
-    Expr jc = cg % bc, jk = k % bk;
-    g.ws = ws;
-    g.ws(s, r, cg, k, sp) = g.partial(jk % tile_k, jc % tile_c, jk / tile_k, jc / tile_c, k / bk, cg / bc, s, r, sp);
-    g.rsp = RDom(0, g.splits, "rsp");
-    g.dw = Func("dw");
-    g.dw(s, r, cg, k) = 0.0f;
-    g.dw(s, r, cg, k) += g.ws(s, r, cg, k, g.rsp);
     g.out = out;
     Expr res = a.alpha * g.dw(s, r, cg, k);
     g.out(s, r, cg, k) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(s, r, cg, k), t)), t);
@@ -772,25 +788,10 @@ BwdWeightStagedGraph define_bwd_weight_winograd(Func x, Func dy, Func prev, Func
     g.bs = Func("bs");
     g.bs(i, j, kb, cb, s, r, sp, kcv) = select(live && cin < a.C, g.vt(min(cin, a.C - 1), tlc, point), 0.0f);
 
-    Var &kr = g.kr, &cr = g.cr, &kt = g.kt, &ct = g.ct;
-    g.pb = RDom(0, block_p, "pb");
-    g.cp = Func("cp");
-    g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, kcv) = 0.0f;
-    g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, kcv) +=
-        g.as(kt * tile_k + kr, g.pb.x, kb, cb, s, r, sp, kcv) * g.bs(ct * tile_c + cr, g.pb.x, kb, cb, s, r, sp, kcv);
+    define_weight_chunk_sums(g, tile_c, tile_k, block_p);
     g.rc = RDom(0, (trows * TQ + block_p - 1) / block_p, "rc");
-    g.partial = Func("partial");
-    g.partial(kr, cr, kt, ct, kb, cb, s, r, sp) = 0.0f;
-    g.partial(kr, cr, kt, ct, kb, cb, s, r, sp) += g.cp(kr, cr, kt, ct, kb, cb, s, r, sp, g.rc.x);
-
+    define_weight_partial(g, ws, tile_c, tile_k, threads_c, threads_k);  // dw: the points' sums over the splits
     Var &cg = g.cg, &k = g.k;
-    Expr jc = cg % bc, jk = k % bk;
-    g.ws = ws;
-    g.ws(s, r, cg, k, sp) = g.partial(jk % tile_k, jc % tile_c, jk / tile_k, jc / tile_c, k / bk, cg / bc, s, r, sp);
-    g.rsp = RDom(0, g.splits, "rsp");
-    g.dw = Func("dw");  // the points' sums over the splits, in order
-    g.dw(s, r, cg, k) = 0.0f;
-    g.dw(s, r, cg, k) += g.ws(s, r, cg, k, g.rsp);
     // The filter's tap (s, r) = A^T M A.
     auto atm = [&](int a_, int b_) { return T.a_t(a_, b_); };
     Expr res = 0.0f;
