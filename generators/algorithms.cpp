@@ -388,6 +388,15 @@ void define_weight_partial(BwdWeightStagedGraph &g, Func ws, int tile_c, int til
     g.dw(s, r, cg, k) = 0.0f;
     g.dw(s, r, cg, k) += g.ws(s, r, cg, k, g.rsp);
 }
+// Entry (i, j) of a Winograd transform matrix, value(i, j), for an Expr i and a constant j: a chain of
+// selects that folds to the constant once a schedule unrolls the loop i comes from.
+template <class Value>
+Expr entry(Value value, int rows, Expr i, int j) {
+    Expr v = 0.0f;
+    for (int r = 0; r < rows; r++)
+        if (const double x = value(r, j); x != 0) v = select(i == r, (float)x, v);
+    return v;
+}
 }  // namespace
 
 BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t,
@@ -505,14 +514,6 @@ BwdDataStagedGraph define_bwd_data_winograd(Func dy, Func w, Func prev, Func out
     const int bp = tile_x * threads_x, bc = tile_c * threads_c;
     Expr Cg = a.C / a.groups, Kg = a.K / a.groups;
     Expr TW = (a.W + m - 1) / m, TH = (a.H + m - 1) / m, tiles = a.N * TH * TW;
-    // Entry (i, j) of a transform matrix for an Expr i and a constant j: a chain of selects that
-    // folds to the constant once a schedule unrolls the loop i comes from.
-    auto entry = [](auto value, int rows, Expr i, int j) {
-        Expr v = 0.0f;
-        for (int r = 0; r < rows; r++)
-            if (const double x = value(r, j); x != 0) v = select(i == r, (float)x, v);
-        return v;
-    };
     Var &u = g.u, &v = g.v, &e = g.e, &tl = g.tl, &n = g.n, &c = g.c;
     Var kx("kx");
     // dy's input tile: dx's tile (tx, ty) of image n reads dy's columns tx * m + u + pad_left - 2 (u <
@@ -735,12 +736,6 @@ BwdWeightStagedGraph define_bwd_weight_winograd(Func x, Func dy, Func prev, Func
     const int al = T.alpha;
     g.wino_m = m, g.alpha = al, g.tab_fields = 1;
     const int bc = tile_c * threads_c, bk = tile_k * threads_k;
-    auto entry = [](auto value, int rows, Expr i, int j) {  // as define_bwd_data_winograd's
-        Expr v = 0.0f;
-        for (int r = 0; r < rows; r++)
-            if (const double x = value(r, j); x != 0) v = select(i == r, (float)x, v);
-        return v;
-    };
     Var &i = g.i, &j = g.j, &kb = g.kb, &cb = g.cb, &kcv = g.kcv, &s = g.s, &r = g.r, &sp = g.sp;
     Var &u = g.u, &v = g.v, &e = g.e, &tl = g.tl, &kx = g.kx;
     Expr TP = (a.P + m - 1) / m, TQ = (a.Q + m - 1) / m, trows_total = a.N * TP, tiles = trows_total * TQ;
