@@ -553,6 +553,20 @@ inline WeightTaps weight_partial_taps(const KnobValues &vals, int S, int R) {
     return m ? WeightTaps{m + 2, m + 2} : WeightTaps{S, R};
 }
 
+// A Winograd kernel's largest device intermediate in bytes (f32; 0 for every other kernel): alpha^2
+// points x its tiles x the wider channel count (backward-data: dx's m x m tiles, dy and the products
+// transformed; backward-weight: dy's m x m tiles, dy and x transformed). The kernel allocates it
+// inside the call, and a Halide buffer holds at most 2^31 - 1 bytes: the dispatcher refuses larger
+// problems first (the next kernel takes them).
+inline int64_t winograd_intermediate_bytes(const KnobValues &vals, int64_t N, int64_t C, int64_t K, int64_t H, int64_t W,
+                                           int64_t P, int64_t Q) {
+    const int64_t m = vals.get("winograd"), alpha = m + 2;
+    if (m == 0) return 0;
+    const bool data = vals.family->dir == Direction::BwdData;
+    const int64_t tiles = N * (((data ? H : P) + m - 1) / m) * (((data ? W : Q) + m - 1) / m);
+    return alpha * alpha * tiles * std::max(C, K) * 4;
+}
+
 // Parses "key=value ..." into vals (which holds the defaults or earlier values). Errors name the
 // field: an unknown knob, a value that is not an integer, a value outside the domain, a knob of
 // the wrong kind (only_kind, where set). Returns "" on success.

@@ -294,6 +294,18 @@ TEST_CASE("staged backward-data kernels refuse small c or k per group and groups
         err = convbwd_last_error();
         CHECK_MESSAGE(err.find("k: k / groups = " + std::to_string(chunk / 2 - 1)) != std::string::npos, err);
         CHECK_MESSAGE(err.find("block_k = " + std::to_string(chunk)) != std::string::npos, err);
+        if (sp.winograd) {
+            // Its transformed tensors are one device allocation each: over 2^31 - 1 bytes is refused
+            // (dy of 1 GiB here; (m + 2)^2 / m^2 of it and more transformed), naming why.
+            const ConvProblem big{.N = 1, .C = 64, .H = 2048, .W = 2048, .K = 64, .R = 3, .S = 3, .pad_top = 1,
+                                  .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
+            CHECK(select_named(d, CONVBWD_BWD_DATA, big) == CONVBWD_NO_KERNEL);
+            err = convbwd_last_error();
+            CHECK_MESSAGE(err.find("size: the Winograd kernel's transformed tensors take") != std::string::npos, err);
+            ConvProblem fits = big;
+            fits.H = fits.W = 1024;
+            CHECK(select_named(d, CONVBWD_BWD_DATA, fits) == CONVBWD_SUCCESS);
+        }
         CHECK(select(2 * block_c, chunk, 2) == CONVBWD_SUCCESS);
         CHECK(select(3 * block_c, 2 * chunk, 2) == CONVBWD_NO_KERNEL);  // c / groups = 1.5 blocks
         err = convbwd_last_error();
