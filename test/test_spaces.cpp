@@ -178,7 +178,8 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
 TEST_CASE("winograd transforms compute the correlation; only dyadic ones are exact on integers") {
     std::mt19937 rng(7);
     std::uniform_real_distribution<double> u(-1, 1);
-    for (auto [m, r] : {std::pair{2, 3}, {4, 3}, {2, 5}, {6, 3}}) {
+    for (const auto &mr : {std::pair{2, 3}, {4, 3}, {2, 5}, {6, 3}}) {
+        const int m = mr.first, r = mr.second;  // (clang 15: CAPTURE's lambda takes no structured binding)
         CAPTURE(m);
         CAPTURE(r);
         const winograd::Transform t = winograd::transform(m, r);
