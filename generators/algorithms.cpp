@@ -159,6 +159,12 @@ PhaseTaps phase_taps(int s_const, Expr s_rt, Expr dil, int dil_const, Expr R) {
 
 Expr in_range(Expr v, Expr extent) { return v >= 0 && v < extent; }
 
+// Every kernel's last stage: res (alpha already applied) plus beta times the output's previous
+// value prev_value (never read where beta == 0), encoded to the storage type.
+Expr blend_output(Expr res, Expr prev_value, const ConvArgs &a, DType t) {
+    return encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev_value, t)), t);
+}
+
 }  // namespace
 
 BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t,
@@ -252,7 +258,7 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
 
     g.out = out;
     Expr res = a.alpha * g.dx(x, y, c, n);
-    g.out(x, y, c, n) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(x, y, c, n), t)), t);
+    g.out(x, y, c, n) = blend_output(res, prev(x, y, c, n), a, t);
     return g;
 }
 
@@ -332,8 +338,7 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
     Expr v = a.alpha *
              g.res(frag::elem_of(fs, row, col), frag::lane_of(fs, row, col), mx / fs.M, g.c / fs.N, g.x % sx, y, n);
     g.out = out;
-    g.out(g.x, y, g.c, n) =
-        encode(select(a.beta == 0.0f, v, v + a.beta * decode(prev(g.x, y, g.c, n), t)), t);
+    g.out(g.x, y, g.c, n) = blend_output(v, prev(g.x, y, g.c, n), a, t);
     return g;
 }
 
@@ -396,6 +401,15 @@ Expr entry(Value value, int rows, Expr i, int j) {
     for (int r = 0; r < rows; r++)
         if (const double x = value(r, j); x != 0) v = select(i == r, (float)x, v);
     return v;
+}
+// One 2-D transform at point (i, j): sum over u, v < n of M(i, u) M(j, v) f(u, v), M = value (rows x n,
+// read by entry()): U = G g G^T, V = B^T d B, Y = A^T M A.
+template <class Value, class F>
+Expr transform_2d(Value value, int rows, int n, Expr i, Expr j, F f) {
+    Expr sum = 0.0f;
+    for (int v = 0; v < n; v++)
+        for (int u = 0; u < n; u++) sum += entry(value, rows, i, u) * entry(value, rows, j, v) * f(u, v);
+    return sum;
 }
 }  // namespace
 
@@ -500,7 +514,7 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
     if (fold_images) at += n * plane;
     if (st > 1) at = clamp(at, 0, st * st * tpp * bp - 1);
     Expr res = a.alpha * g.dxf(at, c, fold_images ? Expr(0) : Expr(n));
-    g.out(g.x, g.y, c, n) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(g.x, g.y, c, n), t)), t);
+    g.out(g.x, g.y, c, n) = blend_output(res, prev(g.x, g.y, c, n), a, t);
     return g;
 }
 
@@ -526,25 +540,19 @@ BwdDataStagedGraph define_bwd_data_winograd(Func dy, Func w, Func prev, Func out
                                     decode(dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), kx, clamp(img, 0, a.N - 1)), t),
                                     0.0f);
     }
+    auto bt = [&](int i, int j) { return T.b_t(i, j); };
+    auto gm = [&](int i, int j) { return T.g_(i, j); };
+    auto atm = [&](int i, int j) { return T.a_t(i, j); };
     // V = B^T d B at point e = ex + alpha * ey (ex along the columns).
-    {
-        Expr ex = e % al, ey = e / al, sum = 0.0f;
-        auto bt = [&](int i, int j) { return T.b_t(i, j); };
-        for (int vv = 0; vv < al; vv++)
-            for (int uu = 0; uu < al; uu++) sum += entry(bt, al, ex, uu) * entry(bt, al, ey, vv) * g.dt(uu, vv, kx, tl);
-        g.vt = Func("vt");
-        g.vt(kx, tl, e) = sum;
-    }
+    g.vt = Func("vt");
+    g.vt(kx, tl, e) = transform_2d(bt, al, al, e % al, e / al, [&](int uu, int vv) { return g.dt(uu, vv, kx, tl); });
     // U = G g G^T of the rotated filter, channels innermost (wt's dims as the staged family's: c, k,
     // then the point's column and row).
     {
         Var wc("wc"), wk("wk"), ws("ws"), wr("wr");
-        auto gm = [&](int i, int j) { return T.g_(i, j); };
-        Expr sum = 0.0f;
-        for (int rr = 0; rr < 3; rr++)
-            for (int ss = 0; ss < 3; ss++) sum += entry(gm, al, ws, ss) * entry(gm, al, wr, rr) * decode(w(2 - ss, 2 - rr, wc, wk), t);
         g.wt = Func("wt");
-        g.wt(wc, wk, ws, wr) = sum;
+        g.wt(wc, wk, ws, wr) =
+            transform_2d(gm, al, 3, ws, wr, [&](int ss, int rr) { return decode(w(2 - ss, 2 - rr, wc, wk), t); });
     }
     // The GEMM per point (n = e): define_bwd_data_staged's, with the tiles as its pixels, one tap.
     Var &kk = g.kk, &j = g.j, &pb = g.pb, &cb = g.cb, &kcv = g.kcv, &sv = g.sv, &rv = g.rv;
@@ -564,13 +572,11 @@ BwdDataStagedGraph define_bwd_data_winograd(Func dy, Func w, Func prev, Func out
     g.mt = Func("mt");
     g.mt(e, c, tl) = g.dxf(tl, c, e);
     // dx = A^T M A at (x % m, y % m) of its tile.
-    Expr i = g.x % m, jj = g.y % m, at_tile = (n * TH + g.y / m) * TW + g.x / m, res = 0.0f;
-    auto atm = [&](int r, int col) { return T.a_t(r, col); };
-    for (int ey = 0; ey < al; ey++)
-        for (int ex = 0; ex < al; ex++) res += entry(atm, m, i, ex) * entry(atm, m, jj, ey) * g.mt(ex + al * ey, c, at_tile);
-    res = a.alpha * res;
+    Expr at_tile = (n * TH + g.y / m) * TW + g.x / m;
+    Expr res = a.alpha * transform_2d(atm, m, al, g.x % m, g.y % m,
+                                      [&](int ex, int ey) { return g.mt(ex + al * ey, c, at_tile); });
     g.out = out;
-    g.out(g.x, g.y, c, n) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(g.x, g.y, c, n), t)), t);
+    g.out(g.x, g.y, c, n) = blend_output(res, prev(g.x, g.y, c, n), a, t);
     return g;
 }
 
@@ -621,8 +627,8 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
         // Split the N*P rows into at most max_splits contiguous chunks: a fixed partition for a
         // given problem and kernel, so the result is bit-identical from run to run.
         Expr rows_total = a.N * a.P;
-        g.rows = (rows_total + max_splits - 1) / max_splits;  // as wgrad_rows_per_split()
-        g.splits = (rows_total + g.rows - 1) / g.rows;        // as wgrad_splits()
+        g.rows = wgrad_rows_per_split(rows_total, max_splits);
+        g.splits = wgrad_splits(rows_total, max_splits);
         g.rr = RDom(0, a.Q, 0, g.rows, "rr");
         Expr row = g.sp * g.rows + g.rr.y;
         g.rr.where(row < rows_total);
@@ -654,8 +660,7 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
 
     g.out = out;
     Expr res = a.alpha * g.dw(g.s, g.r, g.cg, g.k);
-    g.out(g.s, g.r, g.cg, g.k) =
-        encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(g.s, g.r, g.cg, g.k), t)), t);
+    g.out(g.s, g.r, g.cg, g.k) = blend_output(res, prev(g.s, g.r, g.cg, g.k), a, t);
     return g;
 }
 
@@ -670,11 +675,10 @@ BwdWeightStagedGraph define_bwd_weight_staged(Func x, Func dy, Func prev, Func w
     Expr sh = or_const(k1.stride, a.stride_h), sw = or_const(k1.stride, a.stride_w);
     const int bc = tile_c * threads_c, bk = tile_k * threads_k;
     Var &i = g.i, &j = g.j, &kb = g.kb, &cb = g.cb, &kcv = g.kcv, &s = g.s, &r = g.r, &sp = g.sp;
-    // The splits of define_bwd_weight: rows (n, p) per split as wgrad_rows_per_split(), their count
-    // as wgrad_splits().
+    // The splits of define_bwd_weight: rows (n, p) per split and their count.
     Expr rows_total = a.N * a.P;
-    Expr rows = (rows_total + max_splits - 1) / max_splits;
-    g.splits = (rows_total + rows - 1) / rows;
+    Expr rows = wgrad_rows_per_split(rows_total, max_splits);
+    g.splits = wgrad_splits(rows_total, max_splits);
     // Chunk kcv's pixel j of split sp: its column q (-1 past the split and N*P), row p and image n
     // (tab(0 | 1 | 2, ...): a schedule can compute them once per chunk).
     {
@@ -723,7 +727,7 @@ BwdWeightStagedGraph define_bwd_weight_staged(Func x, Func dy, Func prev, Func w
     Var &cg = g.cg, &k = g.k;
     g.out = out;
     Expr res = a.alpha * g.dw(s, r, cg, k);
-    g.out(s, r, cg, k) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(s, r, cg, k), t)), t);
+    g.out(s, r, cg, k) = blend_output(res, prev(s, r, cg, k), a, t);
     return g;
 }
 
@@ -741,9 +745,7 @@ BwdWeightStagedGraph define_bwd_weight_winograd(Func x, Func dy, Func prev, Func
     Expr TP = (a.P + m - 1) / m, TQ = (a.Q + m - 1) / m, trows_total = a.N * TP, tiles = trows_total * TQ;
     // The splits as the runtime counts them (over the N * P rows: wgrad_splits()), each taking its
     // share of the N * TP rows of tiles.
-    Expr rows_total = a.N * a.P;
-    Expr rows = (rows_total + max_splits - 1) / max_splits;
-    g.splits = (rows_total + rows - 1) / rows;
+    g.splits = wgrad_splits(a.N * a.P, max_splits);
     Expr trows = (trows_total + g.splits - 1) / g.splits;
     {
         Var f("f");
@@ -763,19 +765,13 @@ BwdWeightStagedGraph define_bwd_weight_winograd(Func x, Func dy, Func prev, Func
         g.xw(u, v, kx, tl) = select(in_range(xc, a.W) && in_range(xr, a.H),
                                     decode(x(clamp(xc, 0, a.W - 1), clamp(xr, 0, a.H - 1), kx, img), t), 0.0f);
     }
-    {
-        Expr ex = e % al, ey = e / al, su = 0.0f, sv = 0.0f;
-        auto gm = [&](int a_, int b_) { return T.g_(a_, b_); };
-        auto bt = [&](int a_, int b_) { return T.b_t(a_, b_); };
-        for (int vv = 0; vv < m; vv++)
-            for (int uu = 0; uu < m; uu++) su += entry(gm, al, ex, uu) * entry(gm, al, ey, vv) * g.dt(uu, vv, kx, tl);
-        for (int vv = 0; vv < al; vv++)
-            for (int uu = 0; uu < al; uu++) sv += entry(bt, al, ex, uu) * entry(bt, al, ey, vv) * g.xw(uu, vv, kx, tl);
-        g.ut = Func("ut");
-        g.ut(kx, tl, e) = su;
-        g.vt = Func("vt");
-        g.vt(kx, tl, e) = sv;
-    }
+    auto bt = [&](int a_, int b_) { return T.b_t(a_, b_); };
+    auto gm = [&](int a_, int b_) { return T.g_(a_, b_); };
+    auto atm = [&](int a_, int b_) { return T.a_t(a_, b_); };
+    g.ut = Func("ut");
+    g.ut(kx, tl, e) = transform_2d(gm, al, m, e % al, e / al, [&](int uu, int vv) { return g.dt(uu, vv, kx, tl); });
+    g.vt = Func("vt");
+    g.vt(kx, tl, e) = transform_2d(bt, al, al, e % al, e / al, [&](int uu, int vv) { return g.xw(uu, vv, kx, tl); });
     Expr tile = g.tab(0, j, sp, kcv), live = tile >= 0, tlc = clamp(tile, 0, tiles - 1);
     Expr kin = kb * bk + i, cin = cb * bc + i, point = s + al * r;
     g.as = Func("as");
@@ -788,13 +784,9 @@ BwdWeightStagedGraph define_bwd_weight_winograd(Func x, Func dy, Func prev, Func
     define_weight_partial(g, ws, tile_c, tile_k, threads_c, threads_k);  // dw: the points' sums over the splits
     Var &cg = g.cg, &k = g.k;
     // The filter's tap (s, r) = A^T M A.
-    auto atm = [&](int a_, int b_) { return T.a_t(a_, b_); };
-    Expr res = 0.0f;
-    for (int ey = 0; ey < al; ey++)
-        for (int ex = 0; ex < al; ex++) res += entry(atm, 3, s, ex) * entry(atm, 3, r, ey) * g.dw(ex, ey, cg, k);
-    res = a.alpha * res;
+    Expr res = a.alpha * transform_2d(atm, 3, al, s, r, [&](int ex, int ey) { return g.dw(ex, ey, cg, k); });
     g.out = out;
-    g.out(s, r, cg, k) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(s, r, cg, k), t)), t);
+    g.out(s, r, cg, k) = blend_output(res, prev(s, r, cg, k), a, t);
     return g;
 }
 
@@ -816,8 +808,8 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
     // equal length (the last shorter), as the dispatcher counts them (mma_weight_kblocks).
     Expr qblocks = (a.Q + fs.K - 1) / fs.K, rows_total = a.N * a.P;
     Expr total = mma_weight_kblocks(rows_total, a.Q, fs.K);
-    Expr per_split = (total + max_splits - 1) / max_splits;  // as wgrad_rows_per_split(total, ...)
-    g.splits = (total + per_split - 1) / per_split;           // as wgrad_splits(total, ...)
+    Expr per_split = wgrad_rows_per_split(total, max_splits);
+    g.splits = wgrad_splits(total, max_splits);
     // stage > 0: chunks of `stage` k-blocks (kc the chunk, kb the k-block in it; k-blocks past the
     // split's end are zeroed in the staging).
     g.kb = RDom(0, stage > 0 ? stage : per_split, "kb");
@@ -952,7 +944,7 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
     g.dw(s, r, g.cg, g.k) += g.ws(s, r, g.cg, g.k, g.rsp);
     g.out = out;
     Expr res = a.alpha * g.dw(s, r, g.cg, g.k);
-    g.out(s, r, g.cg, g.k) = encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev(s, r, g.cg, g.k), t)), t);
+    g.out(s, r, g.cg, g.k) = blend_output(res, prev(s, r, g.cg, g.k), a, t);
     return g;
 }
 

@@ -94,12 +94,15 @@ inline int dtype_bytes(DType t) { return t == DType::F32 ? 4 : 2; }
 inline bool f16_as_bits(Device d) { return d == Device::OpenCL; }
 
 // Splits of the backward-weight reduction over the N*P rows: at most max_splits contiguous
-// chunks of equal size (the last one shorter). The host runtime computes the same numbers.
-inline int64_t wgrad_rows_per_split(int64_t rows_total, int64_t max_splits) {
+// chunks of equal size (the last one shorter). One definition for the generators (T = Halide::Expr)
+// and the runtime (T = int64_t).
+template <class T>
+T wgrad_rows_per_split(T rows_total, T max_splits) {
     return (rows_total + max_splits - 1) / max_splits;
 }
-inline int64_t wgrad_splits(int64_t rows_total, int64_t max_splits) {
-    int64_t rows = wgrad_rows_per_split(rows_total, max_splits);
+template <class T>
+T wgrad_splits(T rows_total, T max_splits) {
+    T rows = wgrad_rows_per_split(rows_total, max_splits);
     return (rows_total + rows - 1) / rows;
 }
 

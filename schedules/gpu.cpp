@@ -559,6 +559,26 @@ void schedule_pixel_table(Func tab, LoopLevel chunk, int fields, int pixels, Var
 }  // namespace
 
 namespace {
+// A Winograd transform f(kx, tl, e) (a channel kx of tile tl at point e) at the root, from its input
+// tile in(u, v, kx, tl) in registers: a thread per channel and tile, the points unrolled (the
+// matrices' zeros and ones fold away), threads along the layout's dense dim, stored as the staged
+// copies read it (NHWC: the channels innermost; NCHW: the tiles).
+void schedule_transform_root(Func f, Func in, int points, bool nhwc) {
+    const std::vector<Var> a = f.args(), b = in.args();
+    const Var &kx = a[0], &tl = a[1], &e = a[2];
+    Var to("to"), ti("ti"), kxo("kxo"), kxi("kxi");
+    f.compute_root().bound(e, 0, points);
+    if (nhwc) {
+        f.split(kx, kxo, kxi, 32, TailStrategy::GuardWithIf).split(tl, to, ti, 4, TailStrategy::GuardWithIf)
+            .reorder(e, kxi, ti, to, kxo).gpu_threads(kxi, ti).gpu_blocks(to, kxo);
+    } else {
+        f.reorder_storage(tl, kx, e).split(tl, to, ti, 128, TailStrategy::GuardWithIf)
+            .reorder(e, ti, to, kx).gpu_threads(ti).gpu_blocks(to, kx);
+    }
+    f.unroll(e);
+    in.compute_at(f, nhwc ? kxi : ti).store_in(MemoryType::Register).unroll(b[0]).unroll(b[1]);
+}
+
 // Winograd's transforms around the staged GEMM (define_bwd_data_winograd), a thread per element
 // pair, its alpha^2 points unrolled (the transform matrices' zeros and ones fold away), threads
 // along the layout's dense dim: dy's tile (dt, registers) -> vt at the root (stored as the GEMM's
@@ -567,23 +587,7 @@ namespace {
 void schedule_winograd_transforms(BwdDataStagedGraph &g, Layout layout) {
     const bool nhwc = layout == Layout::NHWC;
     const int points = g.alpha * g.alpha;
-    Var ko("ko"), ki("ki"), to("to"), ti("ti");
-    g.vt.compute_root().bound(g.e, 0, points);
-    if (nhwc) {
-        g.vt.split(g.vt.args()[0], ko, ki, 32, TailStrategy::GuardWithIf)
-            .split(g.tl, to, ti, 4, TailStrategy::GuardWithIf)
-            .reorder(g.e, ki, ti, to, ko)
-            .gpu_threads(ki, ti)
-            .gpu_blocks(to, ko);
-    } else {
-        g.vt.reorder_storage(g.tl, g.vt.args()[0], g.e)
-            .split(g.tl, to, ti, 128, TailStrategy::GuardWithIf)
-            .reorder(g.e, ti, to, g.vt.args()[0])
-            .gpu_threads(ti)
-            .gpu_blocks(to, g.vt.args()[0]);
-    }
-    g.vt.unroll(g.e);
-    g.dt.compute_at(g.vt, nhwc ? ki : ti).store_in(MemoryType::Register).unroll(g.u).unroll(g.v);
+    schedule_transform_root(g.vt, g.dt, points, nhwc);
 
     Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), xoo("xoo"), xoi("xoi"), co("co"), ci("ci"), yn("yn");
     const int m = g.wino_m;
@@ -757,23 +761,9 @@ void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStag
         schedule_weight_output_gpu(g);
         return;
     }
-    // Winograd: dy's tiles and x's windows transformed at the root, a thread per channel and tile,
-    // its alpha^2 points unrolled (the matrices' zeros and ones fold away), threads along the
-    // layout's dense dim and stored as the copies read them (NCHW: the tiles innermost).
-    const int points = g.alpha * g.alpha;
-    for (auto [f, in] : {std::pair{g.ut, g.dt}, std::pair{g.vt, g.xw}}) {
-        Var to("to"), ti("ti"), kxo("kxo"), kxi("kxi");
-        f.compute_root().bound(g.e, 0, points);
-        if (nhwc) {
-            f.split(g.kx, kxo, kxi, 32, TailStrategy::GuardWithIf).split(g.tl, to, ti, 4, TailStrategy::GuardWithIf)
-                .reorder(g.e, kxi, ti, to, kxo).gpu_threads(kxi, ti).gpu_blocks(to, kxo);
-        } else {
-            f.reorder_storage(g.tl, g.kx, g.e).split(g.tl, to, ti, 128, TailStrategy::GuardWithIf)
-                .reorder(g.e, ti, to, g.kx).gpu_threads(ti).gpu_blocks(to, g.kx);
-        }
-        f.unroll(g.e);
-        in.compute_at(f, nhwc ? kxi : ti).store_in(MemoryType::Register).unroll(g.u).unroll(g.v);
-    }
+    // Winograd: dy's tiles and x's windows transformed at the root.
+    schedule_transform_root(g.ut, g.dt, g.alpha * g.alpha, nhwc);
+    schedule_transform_root(g.vt, g.xw, g.alpha * g.alpha, nhwc);
     // out: a thread per (c, k) makes its 9 taps (unrolled: the matrices' zeros fold away) from the
     // alpha^2 points' sums over the splits, which it keeps in registers (dw): each point read once
     // (a block per tap re-read all of them for every tap: 9x the workspace's traffic, 0.3x the

@@ -553,7 +553,7 @@ convbwd_status convbwd_kernel_info(int index, convbwd_kernel_desc *desc) {
         desc->role = to_string(k.role);
         desc->launch = k.launch;
         desc->module = k.module;
-        desc->exact_on_integers = exact_on_integers(kernel_knobs(k)) ? 1 : 0;
+        desc->exact_on_integers = k.exact_on_integers ? 1 : 0;
         return report({});
     });
 }

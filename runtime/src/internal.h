@@ -45,6 +45,7 @@ struct KernelInfo {
     const KnobValues *knobs = nullptr;
     const char *all_knobs = nullptr;
     const char *module = nullptr;  // null: built into the library
+    bool exact_on_integers = true;  // exact_on_integers(*knobs) (schedules/spaces.h)
 };
 
 // A kernel and the knob values it is launched with: its compile-time knobs and its launch-time
