@@ -80,12 +80,11 @@ Expr encode(Expr f, DType t) {
 ClassConsts class_consts(StrideClass sc, FilterClass fc) {
     ClassConsts k;
     k.stride = sc == StrideClass::S1 ? 1 : sc == StrideClass::S2 ? 2 : 0;
+    k.filter = class_filter_size(fc);
     if (fc == FilterClass::K1) {
-        k.filter = 1;
         k.dilation = 1;  // irrelevant for a 1x1 filter
         k.pad = 0;
-    } else if (fc == FilterClass::K3) {
-        k.filter = 3;
+    } else if (k.filter > 0) {
         k.dilation = 1;
     }
     return k;
@@ -519,10 +518,10 @@ BwdDataStagedGraph define_bwd_data_staged(Func dy, Func w, Func prev, Func out, 
 }
 
 BwdDataStagedGraph define_bwd_data_winograd(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t, int m,
-                                            int tile_x, int tile_c, int threads_x, int threads_c, int block_k) {
+                                            int r, int tile_x, int tile_c, int threads_x, int threads_c, int block_k) {
     BwdDataStagedGraph g;
     g.beta = a.beta;
-    const winograd::Transform T = winograd::transform(m, 3);
+    const winograd::Transform T = winograd::transform(m, r);
     const int al = T.alpha;
     g.wino_m = m, g.alpha = al;
     const int bp = tile_x * threads_x, bc = tile_c * threads_c;
@@ -530,11 +529,12 @@ BwdDataStagedGraph define_bwd_data_winograd(Func dy, Func w, Func prev, Func out
     Expr TW = (a.W + m - 1) / m, TH = (a.H + m - 1) / m, tiles = a.N * TH * TW;
     Var &u = g.u, &v = g.v, &e = g.e, &tl = g.tl, &n = g.n, &c = g.c;
     Var kx("kx");
-    // dy's input tile: dx's tile (tx, ty) of image n reads dy's columns tx * m + u + pad_left - 2 (u <
-    // alpha), rows likewise: dx is the correlation of dy shifted by 2 - pad with the rotated filter.
+    // dy's input tile: dx's tile (tx, ty) of image n reads dy's columns tx * m + u + pad_left - (r - 1)
+    // (u < alpha), rows likewise: dx is the correlation of dy shifted by r - 1 - pad with the rotated
+    // filter.
     {
         Expr tx = tl % TW, rest = tl / TW, ty = rest % TH, img = rest / TH;
-        Expr q = tx * m + u + a.pad_left - 2, p = ty * m + v + a.pad_top - 2;
+        Expr q = tx * m + u + a.pad_left - (r - 1), p = ty * m + v + a.pad_top - (r - 1);
         g.dt = Func("dt");
         g.dt(u, v, kx, tl) = select(in_range(q, a.Q) && in_range(p, a.P) && tl < tiles,
                                     decode(dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), kx, clamp(img, 0, a.N - 1)), t),
@@ -552,7 +552,7 @@ BwdDataStagedGraph define_bwd_data_winograd(Func dy, Func w, Func prev, Func out
         Var wc("wc"), wk("wk"), ws("ws"), wr("wr");
         g.wt = Func("wt");
         g.wt(wc, wk, ws, wr) =
-            transform_2d(gm, al, 3, ws, wr, [&](int ss, int rr) { return decode(w(2 - ss, 2 - rr, wc, wk), t); });
+            transform_2d(gm, al, r, ws, wr, [&](int ss, int rr) { return decode(w(r - 1 - ss, r - 1 - rr, wc, wk), t); });
     }
     // The GEMM per point (n = e): define_bwd_data_staged's, with the tiles as its pixels, one tap.
     Var &kk = g.kk, &j = g.j, &pb = g.pb, &cb = g.cb, &kcv = g.kcv, &sv = g.sv, &rv = g.rv;
@@ -732,11 +732,11 @@ BwdWeightStagedGraph define_bwd_weight_staged(Func x, Func dy, Func prev, Func w
 }
 
 BwdWeightStagedGraph define_bwd_weight_winograd(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a,
-                                                DType t, Expr max_splits, int m, int tile_c, int tile_k, int threads_c,
-                                                int threads_k, int block_p) {
+                                                DType t, Expr max_splits, int m, int fr, int tile_c, int tile_k,
+                                                int threads_c, int threads_k, int block_p) {
     BwdWeightStagedGraph g;
     g.beta = a.beta;
-    const winograd::Transform T = winograd::transform(3, m);  // 3 outputs (filter taps), m-tap "filter" (dy)
+    const winograd::Transform T = winograd::transform(fr, m);  // fr outputs (filter taps), m-tap "filter" (dy)
     const int al = T.alpha;
     g.wino_m = m, g.alpha = al, g.tab_fields = 1;
     const int bc = tile_c * threads_c, bk = tile_k * threads_k;
@@ -784,7 +784,7 @@ BwdWeightStagedGraph define_bwd_weight_winograd(Func x, Func dy, Func prev, Func
     define_weight_partial(g, ws, tile_c, tile_k, threads_c, threads_k);  // dw: the points' sums over the splits
     Var &cg = g.cg, &k = g.k;
     // The filter's tap (s, r) = A^T M A.
-    Expr res = a.alpha * transform_2d(atm, 3, al, s, r, [&](int ex, int ey) { return g.dw(ex, ey, cg, k); });
+    Expr res = a.alpha * transform_2d(atm, fr, al, s, r, [&](int ex, int ey) { return g.dw(ex, ey, cg, k); });
     g.out = out;
     g.out(s, r, cg, k) = blend_output(res, prev(s, r, cg, k), a, t);
     return g;

@@ -156,16 +156,17 @@ BwdDataStagedGraph define_bwd_data_staged(Halide::Func dy, Halide::Func w, Halid
                                           int tile_c, int threads_x, int threads_c, int block_k, bool fold_images,
                                           bool skip_pad);
 
-// Backward-data at stride 1 with a 3x3 filter by Winograd F(m x m, 3 x 3) (generators/winograd.h),
-// non-fused, as cuDNN's WINOGRAD_NONFUSED: dx is the correlation of dy (shifted by 2 - pad) with the
-// filter rotated by 180 degrees, per pair of channels. dx's tiles of m x m pixels (all images', in
-// order: tile = (n * TH + ty) * TW + tx) read alpha x alpha tiles of dy (alpha = m + 2); per transform
+// Backward-data at stride 1 with an r x r filter (r = 3 or 5: the class's) by Winograd F(m x m, r x r)
+// (generators/winograd.h), non-fused, as cuDNN's WINOGRAD_NONFUSED: dx is the correlation of dy
+// (shifted by r - 1 - pad) with the filter rotated by 180 degrees, per pair of channels. dx's tiles of
+// m x m pixels (all images', in order: tile = (n * TH + ty) * TW + tx) read alpha x alpha tiles of dy
+// (alpha = m + r - 1); per transform
 // point e the products are one GEMM over k, M[e](tile, c) = sum_k V[e](tile, k) U[e](k, c), with V =
 // B^T d B and U = G g G^T; dx = A^T M A per tile. The GEMM is the staged one of define_bwd_data_staged
 // (same Funcs and dims, BwdDataStagedGraph's notes), so the same schedule runs it.
 BwdDataStagedGraph define_bwd_data_winograd(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
-                                            const ConvArgs &a, DType t, int m, int tile_x, int tile_c, int threads_x,
-                                            int threads_c, int block_k);
+                                            const ConvArgs &a, DType t, int m, int r, int tile_x, int tile_c,
+                                            int threads_x, int threads_c, int block_k);
 
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W
@@ -236,9 +237,10 @@ BwdWeightStagedGraph define_bwd_weight_staged(Halide::Func x, Halide::Func dy, H
                                               FilterClass fc, Halide::Expr max_splits, int tile_c, int tile_k,
                                               int threads_c, int threads_k, int block_p, bool skip_pad);
 
-// Backward-weight at stride 1 with a 3x3 filter by Winograd F(3 x 3, m x m), non-fused: for each pair
-// (k, c), dw is the correlation of x (shifted by -pad) with dy as the filter; dy's m x m tiles (all
-// images', tile = (n * TP + tp) * TQ + tq) each read an alpha x alpha window of x (alpha = m + 2), and
+// Backward-weight at stride 1 with an r x r filter (r = 3 or 5: the class's) by Winograd F(r x r, m x m),
+// non-fused: for each pair (k, c), dw is the correlation of x (shifted by -pad) with dy as the filter;
+// dy's m x m tiles (all images', tile = (n * TP + tp) * TQ + tq) each read an alpha x alpha window of x
+// (alpha = m + r - 1), and
 // per transform point e the products are one GEMM over the tiles, M[e](k, c) = sum_tile U[e](tile,
 // k) V[e](tile, c), U = G dy_tile G^T, V = B^T x_window B, split over rows of tiles into the workspace
 // (ws(ex, ey, c, k, split): alpha x alpha points, weight_partial_taps()); dw = A^T M A. The GEMM is
@@ -246,7 +248,7 @@ BwdWeightStagedGraph define_bwd_weight_staged(Halide::Func x, Halide::Func dy, H
 // counted over the N * P rows as the runtime counts them; each covers its share of the tile rows.
 BwdWeightStagedGraph define_bwd_weight_winograd(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws,
                                                 Halide::Func out, const ConvArgs &a, DType t, Halide::Expr max_splits,
-                                                int m, int tile_c, int tile_k, int threads_c, int threads_k,
+                                                int m, int r, int tile_c, int tile_k, int threads_c, int threads_k,
                                                 int block_p);
 
 // Backward-weight as one implicit GEMM per filter tap, dw[k, c] = sum over pixels (n, p, q) of

@@ -16,7 +16,7 @@ enum class Direction { BwdData, BwdWeight };
 enum class DType { F32, F16, BF16 };
 enum class Layout { NCHW, NHWC };  // activations NCHW with filters KCYX; NHWC with KYXC
 enum class StrideClass { S1, S2, Any };
-enum class FilterClass { K1, K3, Any };  // K1: 1x1 with pad 0; K3: 3x3 with dilation 1
+enum class FilterClass { K1, K3, K5, Any };  // K1: 1x1 with pad 0; K3, K5: 3x3, 5x5 with dilation 1
 enum class Device { Host, OpenCL, Cuda, AmdGpu };  // where a kernel runs (its build target)
 // What a kernel knows of the groups at compile time: Depthwise = one input and one output channel
 // per group (C / G = K / G = 1: MobileNet's and EfficientNet's 3x3 and 5x5 layers).
@@ -65,7 +65,13 @@ inline FilterClass filter_class(const ConvProblem &p) {
     if (p.R == 1 && p.S == 1 && p.pad_top == 0 && p.pad_bottom == 0 && p.pad_left == 0 && p.pad_right == 0)
         return FilterClass::K1;
     if (p.R == 3 && p.S == 3 && p.dilation_h == 1 && p.dilation_w == 1) return FilterClass::K3;
+    if (p.R == 5 && p.S == 5 && p.dilation_h == 1 && p.dilation_w == 1) return FilterClass::K5;
     return FilterClass::Any;
+}
+
+// The filter size (R = S) a class fixes at compile time, 0 for Any.
+inline int class_filter_size(FilterClass f) {
+    return f == FilterClass::K1 ? 1 : f == FilterClass::K3 ? 3 : f == FilterClass::K5 ? 5 : 0;
 }
 
 inline GroupClass group_class(const ConvProblem &p) {
@@ -81,7 +87,15 @@ inline const char *to_string(Direction d) { return d == Direction::BwdData ? "bw
 inline const char *to_string(DType t) { return t == DType::F32 ? "f32" : t == DType::F16 ? "f16" : "bf16"; }
 inline const char *to_string(Layout l) { return l == Layout::NCHW ? "nchw" : "nhwc"; }
 inline const char *to_string(StrideClass s) { return s == StrideClass::S1 ? "s1" : s == StrideClass::S2 ? "s2" : "any"; }
-inline const char *to_string(FilterClass f) { return f == FilterClass::K1 ? "k1" : f == FilterClass::K3 ? "k3" : "any"; }
+inline const char *to_string(FilterClass f) {
+    return f == FilterClass::K1 ? "k1" : f == FilterClass::K3 ? "k3" : f == FilterClass::K5 ? "k5" : "any";
+}
+// The filter class a name (to_string's) stands for; Any for "any" and for a name of none.
+inline FilterClass filter_class_named(const std::string &name) {
+    for (FilterClass f : {FilterClass::K1, FilterClass::K3, FilterClass::K5})
+        if (name == to_string(f)) return f;
+    return FilterClass::Any;
+}
 inline const char *to_string(GroupClass g) { return g == GroupClass::Depthwise ? "dw" : g == GroupClass::Narrow ? "narrow" : "any"; }
 inline const char *to_string(Device d) {
     return d == Device::Host ? "host" : d == Device::OpenCL ? "opencl" : d == Device::Cuda ? "cuda" : "amdgpu";

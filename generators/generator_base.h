@@ -25,7 +25,7 @@ inline const std::map<std::string, Layout> kLayouts = {{"nchw", Layout::NCHW}, {
 inline const std::map<std::string, StrideClass> kStrides = {
     {"s1", StrideClass::S1}, {"s2", StrideClass::S2}, {"any", StrideClass::Any}};
 inline const std::map<std::string, FilterClass> kFilters = {
-    {"k1", FilterClass::K1}, {"k3", FilterClass::K3}, {"any", FilterClass::Any}};
+    {"k1", FilterClass::K1}, {"k3", FilterClass::K3}, {"k5", FilterClass::K5}, {"any", FilterClass::Any}};
 
 // A family's compile-time knobs as GeneratorParams (launch-time knobs never reach the generator:
 // the runtime reads them), from its table in schedules/spaces.h.

@@ -63,7 +63,7 @@ public:
 
 // Staged backward-data (conv_bwd_data_staged_gpu): stride 1 or 2, f32, an implicit GEMM over taps x k
 // with its operands staged per block in shared memory (valid() holds the class and the budget); with
-// winograd = m, the same GEMM per Winograd transform point (class s1 k3).
+// winograd = m, the same GEMM per Winograd transform point (class s1 k3 or k5).
 class ConvBwdDataStagedGpu : public ConvGeneratorBase<ConvBwdDataStagedGpu> {
 public:
     static constexpr bool kHasWorkspace = false;
@@ -76,8 +76,9 @@ public:
         const BwdDataStagedGpuParams p = knobs.params();
         require_valid(p, "conv_bwd_data_staged_gpu");
         BwdDataStagedGraph g =
-            p.winograd ? define_bwd_data_winograd(*a, *b, *prev, Func(*out), args, dtype, p.winograd, p.tile_x, p.tile_c,
-                                                  p.threads_x, p.threads_c, p.block_k)
+            p.winograd ? define_bwd_data_winograd(*a, *b, *prev, Func(*out), args, dtype, p.winograd,
+                                                  class_filter_size(filter_class), p.tile_x, p.tile_c, p.threads_x,
+                                                  p.threads_c, p.block_k)
                        : define_bwd_data_staged(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.tile_x,
                                                 p.tile_c, p.threads_x, p.threads_c, p.block_k, p.fold_images, p.skip_pad);
         constrain_bwd_data_buffers();
@@ -143,7 +144,7 @@ public:
 
 // Staged backward-weight (conv_bwd_weight_staged_gpu): f32, groups 1, an implicit GEMM per filter
 // tap with its operands staged per block in shared memory, split over the rows into the workspace;
-// with winograd = m, the same GEMM per Winograd transform point (class s1 k3).
+// with winograd = m, the same GEMM per Winograd transform point (class s1 k3 or k5).
 class ConvBwdWeightStagedGpu : public ConvGeneratorBase<ConvBwdWeightStagedGpu> {
 public:
     static constexpr bool kHasWorkspace = true;
@@ -158,7 +159,8 @@ public:
         require_valid(p, "conv_bwd_weight_staged_gpu");
         BwdWeightStagedGraph g =
             p.winograd ? define_bwd_weight_winograd(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, max(*splits, 1),
-                                                    p.winograd, p.tile_c, p.tile_k, p.threads_c, p.threads_k, p.block_p)
+                                                    p.winograd, class_filter_size(filter_class), p.tile_c, p.tile_k,
+                                                    p.threads_c, p.threads_k, p.block_p)
                        : define_bwd_weight_staged(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
                                                   filter_class, max(*splits, 1), p.tile_c, p.tile_k, p.threads_c,
                                                   p.threads_k, p.block_p, p.skip_pad);

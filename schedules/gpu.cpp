@@ -764,7 +764,7 @@ void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStag
     // Winograd: dy's tiles and x's windows transformed at the root.
     schedule_transform_root(g.ut, g.dt, g.alpha * g.alpha, nhwc);
     schedule_transform_root(g.vt, g.xw, g.alpha * g.alpha, nhwc);
-    // out: a thread per (c, k) makes its 9 taps (unrolled: the matrices' zeros fold away) from the
+    // out: a thread per (c, k) makes its r x r taps (unrolled: the matrices' zeros fold away) from the
     // alpha^2 points' sums over the splits, which it keeps in registers (dw): each point read once
     // (a block per tap re-read all of them for every tap: 9x the workspace's traffic, 0.3x the
     // register tiles' speed on 16x16 planes of 1024 channels).

@@ -384,7 +384,7 @@ void schedule_bwd_weight_narrow_host(BwdWeightGraph &g, const BwdWeightNarrowHos
 void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams &p, const ConvArgs &a,
                                  Layout layout, StrideClass, FilterClass fc) {
     const int V = p.vec;
-    const int taps = fc == FilterClass::K3 ? 3 : fc == FilterClass::K1 ? 1 : 0;  // a class filter's row
+    const int taps = class_filter_size(fc);  // a class filter's row
     std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
     if (layout == Layout::NCHW) {
         schedule_weight_sum_splits_per_k(g);

@@ -61,7 +61,7 @@ inline std::string parse_manifest(const std::string &text, const std::string &fi
     static const std::vector<std::pair<const char *, StrideClass>> kS = {
         {"s1", StrideClass::S1}, {"s2", StrideClass::S2}, {"any", StrideClass::Any}};
     static const std::vector<std::pair<const char *, FilterClass>> kF = {
-        {"k1", FilterClass::K1}, {"k3", FilterClass::K3}, {"any", FilterClass::Any}};
+        {"k1", FilterClass::K1}, {"k3", FilterClass::K3}, {"k5", FilterClass::K5}, {"any", FilterClass::Any}};
     static const std::vector<std::pair<const char *, Device>> kDev = {
         {"host", Device::Host}, {"cuda", Device::Cuda}, {"opencl", Device::OpenCL}, {"amdgpu", Device::AmdGpu}};
     static const std::vector<std::pair<const char *, Role>> kR = {

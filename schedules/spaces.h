@@ -173,8 +173,9 @@ CONVBWD_DEFINE_PARAMS(BwdDataGpuParams, CONVBWD_BWD_DATA_GPU_KNOBS)
       "planes, or stride phases, smaller than a tile fill it); 0: a tile per image", 0, 1)                  \
     X(skip_pad, 1, Compile, "p", "1: a block skips the filter taps whose dy reads lie wholly in the "      \
       "padding for all of its pixels (a uniform test per tap); 0: every tap", 0, 1)                         \
-    X(winograd, 0, Compile, "w", "0: the implicit GEMM over taps x k; m = 2, 4 or 6: Winograd F(m x m, 3 x 3) "  \
-      "(class s1 k3): dy's tiles of m x m pixels and w transformed, one GEMM over k per transform point "    \
+    X(winograd, 0, Compile, "w", "0: the implicit GEMM over taps x k; m = 2, 4 or 6: Winograd F(m x m, r x r) "  \
+      "(class s1 k3 or k5, m + r - 1 <= 8): dy's tiles of m x m pixels and w transformed, one GEMM over k "  \
+      "per transform point "                                                                                \
       "(the pixels are the tiles, staged as above), the products transformed back (define_bwd_data_winograd)", \
       0, 2, 4, 6)
 CONVBWD_DEFINE_PARAMS(BwdDataStagedGpuParams, CONVBWD_BWD_DATA_STAGED_GPU_KNOBS)
@@ -301,10 +302,10 @@ CONVBWD_DEFINE_PARAMS(BwdWeightGpuParams, CONVBWD_BWD_WEIGHT_GPU_KNOBS)
     X(block_p, 64, Compile, "b", "pixels per chunk staged in shared memory", 8, 16, 32, 64)                  \
     X(skip_pad, 1, Compile, "p", "1: a block skips the chunks whose x reads at its tap lie wholly in the "  \
       "padding (a uniform test per chunk); 0: every chunk", 0, 1)                                          \
-    X(winograd, 0, Compile, "w", "0: one GEMM per filter tap; m = 2 or 4: Winograd F(3 x 3, m x m) (class "  \
-      "s1 k3): dy's m x m tiles and x's (m + 2)^2 windows transformed, one GEMM over the tiles per "        \
-      "transform point (the tiles are the pixels above; the workspace holds the points), the sums "        \
-      "transformed back to the 3 x 3 filter (define_bwd_weight_winograd)", 0, 2, 4)                         \
+    X(winograd, 0, Compile, "w", "0: one GEMM per filter tap; m = 2 or 4: Winograd F(r x r, m x m) (class "  \
+      "s1 k3 or k5): dy's m x m tiles and x's (m + r - 1)^2 windows transformed, one GEMM over the tiles "  \
+      "per transform point (the tiles are the pixels above; the workspace holds the points), the sums "    \
+      "transformed back to the r x r filter (define_bwd_weight_winograd)", 0, 2, 4)                         \
     CONVBWD_GPU_WEIGHT_SPLIT_KNOBS(X)
 CONVBWD_DEFINE_PARAMS(BwdWeightStagedGpuParams, CONVBWD_BWD_WEIGHT_STAGED_GPU_KNOBS)
 // A staged backward-weight block's tile: input and output channels, every thread's.
@@ -535,22 +536,23 @@ inline KnobValues default_values(const Family &f) {
 // dyadic rational, as a direct sum's): not so for Winograd transforms with thirds and sixths
 // (F(4x4, 3x3)). The harness verifies such a kernel within the f32 tolerance (common/verify.h)
 // instead of bit for bit; convbwd_kernel_desc.exact_on_integers carries it.
-inline bool exact_on_integers(const KnobValues &vals) {
-    const int m = vals.get("winograd");  // the staged families' (0 for every other family)
+inline bool exact_on_integers(const KnobValues &vals, FilterClass fc) {
+    const int m = vals.get("winograd"), r = class_filter_size(fc);  // winograd: the staged families' (else 0)
     if (m == 0) return true;
-    // Backward-data: F(m, 3) over dy; backward-weight: F(3, m), dy's m x m tiles the "filter".
-    return (vals.family->dir == Direction::BwdData ? winograd::transform(m, 3) : winograd::transform(3, m)).dyadic();
+    // Backward-data: F(m, r) over dy; backward-weight: F(r, m), dy's m x m tiles the "filter".
+    return (vals.family->dir == Direction::BwdData ? winograd::transform(m, r) : winograd::transform(r, m)).dyadic();
 }
 
 // The taps a backward-weight kernel's workspace holds per (c, k) and split (ws(s, r, ...)'s first two
 // extents, {S, R}): the filter's own, or a Winograd kernel's transform points (alpha x alpha, alpha =
-// m + 2). One definition for the kernels' workspace shape (runtime/src/api.cpp) and its size.
+// m + R - 1: its class fixes R = S). One definition for the kernels' workspace shape
+// (runtime/src/api.cpp) and its size.
 struct WeightTaps {
     int s, r;
 };
 inline WeightTaps weight_partial_taps(const KnobValues &vals, int S, int R) {
     const int m = vals.family->dir == Direction::BwdWeight ? vals.get("winograd") : 0;
-    return m ? WeightTaps{m + 2, m + 2} : WeightTaps{S, R};
+    return m ? WeightTaps{m + S - 1, m + R - 1} : WeightTaps{S, R};
 }
 
 // A Winograd kernel's largest device intermediate in bytes (f32; 0 for every other kernel): alpha^2
@@ -559,8 +561,8 @@ inline WeightTaps weight_partial_taps(const KnobValues &vals, int S, int R) {
 // inside the call, and a Halide buffer holds at most 2^31 - 1 bytes: the dispatcher refuses larger
 // problems first (the next kernel takes them).
 inline int64_t winograd_intermediate_bytes(const KnobValues &vals, int64_t N, int64_t C, int64_t K, int64_t H, int64_t W,
-                                           int64_t P, int64_t Q) {
-    const int64_t m = vals.get("winograd"), alpha = m + 2;
+                                           int64_t P, int64_t Q, int64_t R) {
+    const int64_t m = vals.get("winograd"), alpha = m + R - 1;
     if (m == 0) return 0;
     const bool data = vals.family->dir == Direction::BwdData;
     const int64_t tiles = N * (((data ? H : P) + m - 1) / m) * (((data ? W : Q) + m - 1) / m);
@@ -671,6 +673,18 @@ struct KernelClass {
     Device device;
 };
 
+// A Winograd point (winograd = m > 0) of a staged family: F(m x m, r x r) or F(r x r, m x m) needs the
+// class's compile-time stride 1 and filter r = 3 or 5, and alpha = m + r - 1 <= 8 transform points
+// per dim (generators/winograd.h: seven finite points and infinity).
+inline std::string winograd_class_rule(const KernelClass &c, int m) {
+    const int r = class_filter_size(c.filter);
+    if (c.stride != StrideClass::S1 || (r != 3 && r != 5))
+        return "winograd > 0: class s1 k3 or k5 (Winograd needs stride 1 and a 3x3 or 5x5 filter at compile time)";
+    if (m + r - 1 > 8)
+        return "winograd = " + std::to_string(m) + ": m + r - 1 <= 8 transform points (filter " + std::to_string(r) + ")";
+    return {};
+}
+
 inline std::string valid(const KnobValues &vals, const KernelClass &c) {
     const Family &f = *vals.family;
     if (f.dir != c.dir) return std::string("family ") + f.name + " is " + to_string(f.dir);
@@ -697,9 +711,9 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(p.tile_k * p.tile_cg <= budget(p.vec), acc_rule("tile_k * tile_cg", p.vec))).empty()) return e;
     } else if (f.kind == ScheduleKind::Host && f.groups == GroupClass::Depthwise) {
         const auto p = to_params<BwdWeightDwHostParams>(vals);
-        const int taps = c.filter == FilterClass::K3 ? 3 : 1;  // a class filter's taps are unrolled
-        if (!(e = need(p.tile_c * taps <= budget(p.vec), acc_rule("tile_c * taps (3 for k3)", p.vec))).empty()) return e;
-        if (!(e = need(p.tile_k * taps <= budget(p.vec), acc_rule("tile_k * taps (3 for k3)", p.vec))).empty()) return e;
+        const int taps = std::max(class_filter_size(c.filter), 1);  // a class filter's taps are unrolled
+        if (!(e = need(p.tile_c * taps <= budget(p.vec), acc_rule("tile_c * taps (3 for k3, 5 for k5)", p.vec))).empty()) return e;
+        if (!(e = need(p.tile_k * taps <= budget(p.vec), acc_rule("tile_k * taps (3 for k3, 5 for k5)", p.vec))).empty()) return e;
     } else if (f.kind == ScheduleKind::Host) {
         const auto p = to_params<BwdWeightHostParams>(vals);
         if (!(e = need(p.tile_c * p.tile_k <= budget(p.vec), acc_rule("tile_c * tile_k", p.vec))).empty()) return e;
@@ -751,9 +765,7 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
                                                std::to_string(bytes) + " bytes)")).empty()) return e;
         if (amd && !(e = need(p.tile_c * p.tile_x <= 32, "AMD: tile_c * tile_x <= 32 (4 waves per SIMD)")).empty()) return e;
         if (p.winograd) {
-            if (!(e = need(c.stride == StrideClass::S1 && c.filter == FilterClass::K3,
-                           "winograd > 0: class s1 k3 (F(m x m, 3 x 3) needs stride 1 and a 3x3 filter at compile time)")).empty())
-                return e;
+            if (!(e = winograd_class_rule(c, p.winograd)).empty()) return e;
             if (!(e = need(!p.fold_images, "winograd > 0: fold_images = 0 (its tiles span the images already)")).empty()) return e;
             if (!(e = need(p.skip_pad, "winograd > 0: skip_pad = 1, the default (no filter taps to skip: one GEMM per transform point)")).empty())
                 return e;
@@ -769,9 +781,7 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
                                                std::to_string(bytes) + " bytes)")).empty()) return e;
         if (amd && !(e = need(p.tile_c * p.tile_k <= 32, "AMD: tile_c * tile_k <= 32 (4 waves per SIMD)")).empty()) return e;
         if (p.winograd) {
-            if (!(e = need(c.stride == StrideClass::S1 && c.filter == FilterClass::K3,
-                           "winograd > 0: class s1 k3 (F(3 x 3, m x m) needs stride 1 and a 3x3 filter at compile time)")).empty())
-                return e;
+            if (!(e = winograd_class_rule(c, p.winograd)).empty()) return e;
             if (!(e = need(p.skip_pad, "winograd > 0: skip_pad = 1, the default (no filter taps to skip: one GEMM per transform point)")).empty())
                 return e;
         }
@@ -798,7 +808,7 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(!(p.vec > 1 && c.device != Device::Cuda && p.tile_c * p.tile_x > 16 && p.tile_x % 4 != 0),
                        "vec=4 with tile_x not a multiple of 4 needs CUDA (OpenCL C has no such register vector)")).empty())
             return e;
-        if (!(e = need(p.flat == 0 || (c.stride != StrideClass::S2 && c.filter != FilterClass::K3),
+        if (!(e = need(p.flat == 0 || (c.stride != StrideClass::S2 && (c.filter == FilterClass::K1 || c.filter == FilterClass::Any)),
                        "flat=1 applies to pointwise stride-1 problems only (stride s1|any, filter k1|any)")).empty())
             return e;
         if (amd && !(e = need(p.tile_c * p.tile_x <= 32, "AMD: tile_c * tile_x <= 32 (4 waves per SIMD)")).empty()) return e;
@@ -816,7 +826,7 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (p.vec > 1) {
             if (!(e = need(p.stage == 1, "vec=4 needs stage=1 (x and dy staged channels innermost)")).empty()) return e;
             if (!(e = need(c.filter != FilterClass::Any,
-                           "vec=4 needs a compile-time filter (k1, k3): a column block's x in registers spans "
+                           "vec=4 needs a compile-time filter (k1, k3, k5): a column block's x in registers spans "
                            "the filter's width (with filter any Halide finds no constant bound)")).empty())
                 return e;
             if (!(e = need(p.tile_c % p.vec == 0 && p.tile_k % p.vec == 0, "vec=4 needs tile_c and tile_k multiples of 4")).empty()) return e;

@@ -23,6 +23,12 @@ inline std::string describe(const ConvProblem &p, Direction d) {
            " (P=" + std::to_string(p.P) + " Q=" + std::to_string(p.Q) + ")";
 }
 
+// The filter size kernel d's class fixes (k1, k3, k5), or dflt for "any".
+inline int class_filter_or(const convbwd_kernel_desc &d, int dflt) {
+    const int f = class_filter_size(filter_class_named(d.filter_class));
+    return f ? f : dflt;
+}
+
 inline bool valid(const ConvProblem &p) {
     convbwd_problem c = to_c(p);
     const char *name = nullptr;
@@ -142,16 +148,18 @@ inline std::vector<ConvProblem> conformance_problems() {
         p.pad_top = p.pad_bottom = s.pad_h, p.pad_left = p.pad_right = s.pad_w;
         out.push_back(with_derived_output(p));
     }
-    // 3x3 stride 1 with c and k past half a staged block (the Winograd kernels, winograd = m: dx's
-    // m x m tiles, all images' in one sequence): planes whose sides are no multiple of 2 or 4 (a
-    // 1-pixel plane too), padding 0, 2 and asymmetric, k past two chunks with a tail.
+    // 3x3 and 5x5 stride 1 with c and k past half a staged block (the Winograd kernels, winograd = m:
+    // dx's m x m tiles, all images' in one sequence): planes whose sides are no multiple of 2 or 4 (a
+    // 1-pixel plane too), padding 0, 2 (4) and asymmetric, k past two chunks with a tail.
     struct Wino {
-        int N, C, K, H, W, pad_top, pad_bottom, pad_left, pad_right;
+        int N, C, K, H, W, pad_top, pad_bottom, pad_left, pad_right, R;
     };
-    for (const Wino &w : {Wino{3, 33, 70, 10, 7, 0, 0, 0, 0}, Wino{1, 48, 140, 5, 17, 2, 0, 0, 2},
-                          Wino{2, 16, 32, 6, 6, 2, 2, 2, 2}, Wino{2, 40, 36, 1, 1, 1, 1, 1, 1}}) {
+    for (const Wino &w : {Wino{3, 33, 70, 10, 7, 0, 0, 0, 0, 3}, Wino{1, 48, 140, 5, 17, 2, 0, 0, 2, 3},
+                          Wino{2, 16, 32, 6, 6, 2, 2, 2, 2, 3}, Wino{2, 40, 36, 1, 1, 1, 1, 1, 1, 3},
+                          Wino{2, 33, 70, 11, 9, 2, 2, 2, 2, 5}, Wino{1, 48, 140, 7, 13, 0, 4, 3, 1, 5},
+                          Wino{2, 40, 36, 2, 3, 2, 2, 2, 2, 5}}) {
         ConvProblem p;
-        p.N = w.N, p.C = w.C, p.K = w.K, p.H = w.H, p.W = w.W, p.R = p.S = 3;
+        p.N = w.N, p.C = w.C, p.K = w.K, p.H = w.H, p.W = w.W, p.R = p.S = w.R;
         p.pad_top = w.pad_top, p.pad_bottom = w.pad_bottom, p.pad_left = w.pad_left, p.pad_right = w.pad_right;
         p = with_derived_output(p);
         if (valid(p)) out.push_back(p);

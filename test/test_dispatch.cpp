@@ -165,7 +165,7 @@ TEST_CASE("fragment kernels loading dy's channels as vectors refuse k, strides a
             continue;
         const std::string name = d.name;
         CAPTURE(name);
-        const int f = std::string(d.filter_class) == "k1" ? 1 : 3, stride = std::string(d.stride_class) == "s2" ? 2 : 1;
+        const int f = class_filter_or(d, 3), stride = std::string(d.stride_class) == "s2" ? 2 : 1;
         auto problem = [&](int K) {
             return with_derived_output(ConvProblem{.N = 2, .C = 16, .H = 6, .W = 6, .K = K, .R = f, .S = f, .G = 1,
                                                    .pad_top = f / 2, .pad_bottom = f / 2, .pad_left = f / 2,
@@ -217,7 +217,7 @@ TEST_CASE("staged fragment backward-weight kernels refuse channels, strides and 
         if (std::strstr(d.schedule, " stage=0")) continue;
         const std::string name = d.name;
         CAPTURE(name);
-        const int f = std::string(d.filter_class) == "k1" ? 1 : 3;
+        const int f = class_filter_or(d, 3);
         auto problem = [&](int C, int K) {
             return with_derived_output(ConvProblem{.N = 2, .C = C, .H = 6, .W = 6, .K = K, .R = f, .S = f, .G = 1,
                                                    .pad_top = f / 2, .pad_bottom = f / 2, .pad_left = f / 2,
@@ -277,7 +277,7 @@ TEST_CASE("staged backward-data kernels refuse small c or k per group and groups
         REQUIRE(chunk > 0);
         const int block_c = data_block_channels(sp);
         const int stride = std::string(d.stride_class) == "s1" ? 1 : 2;
-        const int f = std::string(d.filter_class) == "k3" ? 3 : 5, pad = f / 2;  // the class's filter (Winograd: k3)
+        const int f = class_filter_or(d, 5), pad = f / 2;  // the class's filter (Winograd: k3, k5)
         CAPTURE(std::string(d.name));
         auto select = [&](int C, int K, int G) {
             return select_named(d, CONVBWD_BWD_DATA,
@@ -296,14 +296,14 @@ TEST_CASE("staged backward-data kernels refuse small c or k per group and groups
         CHECK_MESSAGE(err.find("block_k = " + std::to_string(chunk)) != std::string::npos, err);
         if (sp.winograd) {
             // Its transformed tensors are one device allocation each: over 2^31 - 1 bytes is refused
-            // (dy of 1 GiB here; (m + 2)^2 / m^2 of it and more transformed), naming why.
-            const ConvProblem big{.N = 1, .C = 64, .H = 2048, .W = 2048, .K = 64, .R = 3, .S = 3, .pad_top = 1,
-                                  .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
+            // (dy of 1 GiB here; (m + r - 1)^2 / m^2 of it and more transformed), naming why.
+            const ConvProblem big{.N = 1, .C = 64, .H = 2048, .W = 2048, .K = 64, .R = f, .S = f, .pad_top = pad,
+                                  .pad_bottom = pad, .pad_left = pad, .pad_right = pad};
             CHECK(select_named(d, CONVBWD_BWD_DATA, big) == CONVBWD_NO_KERNEL);
             err = convbwd_last_error();
             CHECK_MESSAGE(err.find("size: the Winograd kernel's transformed tensors take") != std::string::npos, err);
             ConvProblem fits = big;
-            fits.H = fits.W = 1024;
+            fits.H = fits.W = 512;
             CHECK(select_named(d, CONVBWD_BWD_DATA, fits) == CONVBWD_SUCCESS);
         }
         CHECK(select(2 * block_c, chunk, 2) == CONVBWD_SUCCESS);
@@ -330,7 +330,7 @@ TEST_CASE("staged backward-weight kernels refuse grouped problems and c or k und
         const BwdWeightStagedGpuParams sp = kernel_params<BwdWeightStagedGpuParams>(d);
         const int bc = weight_block_channels(sp), bk = weight_block_k(sp);
         const int stride = std::string(d.stride_class) == "s1" ? 1 : 2;
-        const int f = std::string(d.filter_class) == "k3" ? 3 : 4;  // 4x4: filter class any; Winograd: k3
+        const int f = class_filter_or(d, 4);  // 4x4: filter class any; Winograd: k3, k5
         auto select = [&](int G, int C = 0, int K = 0) {
             return select_named(d, CONVBWD_BWD_WEIGHT,
                                 {.N = 2, .C = C ? C : 2 * bc, .H = 9, .W = 9, .K = K ? K : 2 * bk, .R = f, .S = f,
@@ -352,7 +352,7 @@ TEST_CASE("staged backward-weight kernels refuse grouped problems and c or k und
         CHECK_MESSAGE(err.find("k: k / groups = " + std::to_string(bk / 2 - 1) + " is under half the kernel's block of k (" +
                                std::to_string(bk) + ")") != std::string::npos, err);
         // The workspace holds a split's partial sums of every tap (Winograd: every transform point,
-        // (m + 2)^2 of them): the size query says so.
+        // (m + r - 1)^2 of them): the size query says so.
         {
             ConvProblem p{.N = 2, .C = 2 * bc, .H = 9, .W = 9, .K = 2 * bk, .R = f, .S = f, .pad_top = 1, .pad_bottom = 1,
                           .pad_left = 1, .pad_right = 1, .stride_h = stride, .stride_w = stride};
@@ -363,7 +363,7 @@ TEST_CASE("staged backward-weight kernels refuse grouped problems and c or k und
             e.kernel = d.name;
             size_t bytes = 0;
             REQUIRE(convbwd_workspace_size(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, d.layout, &e, &bytes) == CONVBWD_SUCCESS);
-            const size_t taps = sp.winograd ? (size_t)(sp.winograd + 2) * (sp.winograd + 2) : (size_t)f * f;
+            const size_t taps = sp.winograd ? (size_t)(sp.winograd + f - 1) * (sp.winograd + f - 1) : (size_t)f * f;
             const size_t per_split = (size_t)p.K * p.C * taps * sizeof(float);
             CHECK(bytes >= per_split);
             CHECK(bytes % per_split == 0);
@@ -386,7 +386,7 @@ TEST_CASE("GPU kernels refuse more rows x images than a grid dim holds, naming t
         CAPTURE(name);
         const bool data = d.direction == CONVBWD_BWD_DATA;
         const int stride = std::string(d.stride_class) == "s2" ? 2 : 1;
-        const int f = std::string(d.filter_class) == "k1" ? 1 : 3;
+        const int f = class_filter_or(d, 3);
         const bool flat = data && f == 1 && stride == 1 && sched.find("flat=1") != std::string::npos;
         const bool staged_weight = !data && sched.find("stage=1") != std::string::npos;
         // {images, rows, expect refusal}; 4 channels, rows of 4 columns (what vec and xvec need).

@@ -108,10 +108,10 @@ void check_problem(const ConvProblem &p, Direction dir, const char *name, std::m
     CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
 }
 
-// A problem of kernel d's classes and layout: R = S = 1 for the pointwise class, else 3, padding
-// R / 2, the class's stride (1 for "any").
+// A problem of kernel d's classes and layout: R = S = the class's filter (3 for "any"), padding R / 2,
+// the class's stride (1 for "any").
 ConvProblem problem_of_class(const convbwd_kernel_desc &d, int N, int C, int H, int W, int K, int G) {
-    const int R = std::string(d.filter_class) == "k1" ? 1 : 3, stride = std::string(d.stride_class) == "s2" ? 2 : 1;
+    const int R = class_filter_or(d, 3), stride = std::string(d.stride_class) == "s2" ? 2 : 1;
     ConvProblem p{.N = N, .C = C, .H = H, .W = W, .K = K, .R = R, .S = R, .G = G, .pad_top = R / 2,
                   .pad_bottom = R / 2, .pad_left = R / 2, .pad_right = R / 2, .stride_h = stride, .stride_w = stride,
                   .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
@@ -357,11 +357,11 @@ TEST_CASE("stage3: padded-copy backward-data kernels over many channel-images") 
     const int kernels = for_each_usable_kernel(
         [](const convbwd_kernel_desc &d) { return std::strstr(d.schedule, "stage=3") && d.direction == CONVBWD_BWD_DATA; },
         [&](const convbwd_kernel_desc &d, Device device) {
-        const bool k3 = std::string(d.filter_class) == "k3";
+        const int f = class_filter_or(d, 1), pad = f / 2;
         const int stride = std::string(d.stride_class) == "s2" ? 2 : 1;
         std::mt19937 rng(std::hash<std::string>{}(d.name));
-        ConvProblem p{.N = 33, .C = 4, .H = 3, .W = 5, .K = 2048, .R = k3 ? 3 : 1, .S = k3 ? 3 : 1, .G = 1,
-                      .pad_top = k3, .pad_bottom = k3, .pad_left = k3, .pad_right = k3, .stride_h = stride,
+        ConvProblem p{.N = 33, .C = 4, .H = 3, .W = 5, .K = 2048, .R = f, .S = f, .G = 1,
+                      .pad_top = pad, .pad_bottom = pad, .pad_left = pad, .pad_right = pad, .stride_h = stride,
                       .stride_w = stride, .layout = Layout::NCHW};
         p = with_derived_output(p);
         check_problem(p, Direction::BwdData, d.name, rng, 0.0f, device);

@@ -84,9 +84,7 @@ TEST_CASE("every built kernel is a valid point of its family's space, named from
                               std::string(d.stride_class) == "s1"   ? StrideClass::S1
                               : std::string(d.stride_class) == "s2" ? StrideClass::S2
                                                                     : StrideClass::Any,
-                              std::string(d.filter_class) == "k1"   ? FilterClass::K1
-                              : std::string(d.filter_class) == "k3" ? FilterClass::K3
-                                                                    : FilterClass::Any,
+                              filter_class_named(d.filter_class),
                               d.target == CONVBWD_TARGET_HOST     ? Device::Host
                               : d.target == CONVBWD_TARGET_OPENCL ? Device::OpenCL
                               : d.target == CONVBWD_TARGET_CUDA   ? Device::Cuda
@@ -115,7 +113,7 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
         {"conv_bwd_data_host f64 nhwc s1 k3 host default 10\n", "m.txt:1: dtype: 'f64'"},
         {"conv_bwd_data_host f32 nhcw s1 k3 host default 10\n", "m.txt:1: layout"},
         {"conv_bwd_data_host f32 nhwc s3 k3 host default 10\n", "m.txt:1: stride"},
-        {"conv_bwd_data_host f32 nhwc s1 k5 host default 10\n", "m.txt:1: filter"},
+        {"conv_bwd_data_host f32 nhwc s1 k7 host default 10\n", "m.txt:1: filter"},
         {"conv_bwd_data_host f32 nhwc s1 k3 cuda default 10\n", "m.txt:1: knobs: not valid: family conv_bwd_data_host does not build for cuda"},
         {"conv_bwd_data_host f32 nhwc s1 k3 host dflt 10\n", "m.txt:1: role"},
         {"conv_bwd_data_host f32 nhwc s1 k3 host default x\n", "m.txt:1: order"},
@@ -146,6 +144,10 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
          "m.txt:1: knobs: not valid: winograd > 0: class s1 k3"},
         {"conv_bwd_weight_staged_gpu f32 nhwc s1 k3 cuda candidate 10 winograd=6\n",
          "m.txt:1: knobs: knob winograd = 6 is outside its domain"},
+        {"conv_bwd_data_staged_gpu f32 nchw s1 k5 cuda candidate 10 winograd=6\n",
+         "m.txt:1: knobs: not valid: winograd = 6: m + r - 1 <= 8 transform points (filter 5)"},
+        {"conv_bwd_data_staged_gpu f32 nchw s2 k5 cuda candidate 10 winograd=2\n",
+         "m.txt:1: knobs: not valid: winograd > 0: class s1 k3 or k5"},
         {"conv_bwd_weight_gpu f32 nhwc s1 k3 cuda default 10\nconv_bwd_weight_gpu f32 nhwc s1 k3 cuda candidate 20 split_blocks=264\n",
          "m.txt:2: knobs: derives the kernel name bwdw_f32_nhwc_s1_k3_cuda_c4k4 of line 1"},
     };
@@ -178,7 +180,7 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
 TEST_CASE("winograd transforms compute the correlation; only dyadic ones are exact on integers") {
     std::mt19937 rng(7);
     std::uniform_real_distribution<double> u(-1, 1);
-    for (const auto &mr : {std::pair{2, 3}, {4, 3}, {2, 5}, {6, 3}}) {
+    for (const auto &mr : {std::pair{2, 3}, {4, 3}, {2, 5}, {6, 3}, {4, 5}}) {
         const int m = mr.first, r = mr.second;  // (clang 15: CAPTURE's lambda takes no structured binding)
         CAPTURE(m);
         CAPTURE(r);
@@ -212,23 +214,28 @@ TEST_CASE("winograd transforms compute the correlation; only dyadic ones are exa
     CHECK(winograd::transform(2, 3).dyadic());
     const Family &st = *find_family("conv_bwd_data_staged_gpu");
     KnobValues kv = default_values(st);
-    CHECK(exact_on_integers(kv));
+    CHECK(!winograd::transform(2, 5).dyadic());  // F(2, 5)'s G has sixths and 24ths
+    CHECK(exact_on_integers(kv, FilterClass::K3));
     REQUIRE(parse_knobs("winograd=2", &kv) == "");
-    CHECK(exact_on_integers(kv));
+    CHECK(exact_on_integers(kv, FilterClass::K3));
+    CHECK(!exact_on_integers(kv, FilterClass::K5));
     REQUIRE(parse_knobs("winograd=4", &kv) == "");
-    CHECK(!exact_on_integers(kv));
-    CHECK(exact_on_integers(default_values(*find_family("conv_bwd_data_gpu"))));
-    // Backward-weight: F(3x3, m x m), dy's tiles the "filter"; the workspace holds its (m + 2)^2 points.
+    CHECK(!exact_on_integers(kv, FilterClass::K3));
+    CHECK(exact_on_integers(default_values(*find_family("conv_bwd_data_gpu")), FilterClass::K5));
+    // Backward-weight: F(r x r, m x m), dy's tiles the "filter"; the workspace holds its (m + r - 1)^2
+    // points.
     KnobValues wv = default_values(*find_family("conv_bwd_weight_staged_gpu"));
     CHECK(weight_partial_taps(wv, 3, 3).s == 3);
     CHECK(weight_partial_taps(wv, 5, 3).s == 5);
     REQUIRE(parse_knobs("winograd=2", &wv) == "");
-    CHECK(exact_on_integers(wv));
+    CHECK(exact_on_integers(wv, FilterClass::K3));
     CHECK(weight_partial_taps(wv, 3, 3).r == 4);
     REQUIRE(parse_knobs("winograd=4", &wv) == "");
-    CHECK(!exact_on_integers(wv));
+    CHECK(!exact_on_integers(wv, FilterClass::K3));
     CHECK(weight_partial_taps(wv, 3, 3).s == 6);
     CHECK(weight_partial_taps(wv, 3, 3).r == 6);
+    CHECK(weight_partial_taps(wv, 5, 5).s == 8);
+    CHECK(!exact_on_integers(wv, FilterClass::K5));
 }
 
 TEST_CASE("problem keys are one token, as driver rows carry them") {

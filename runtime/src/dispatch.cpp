@@ -86,7 +86,7 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
                    (data ? "chunk of k (block_k = " : "block of k (") + std::to_string(b.k) +
                    "): its " + (data ? "chunks" : "blocks") + " would run mostly empty";
     }
-    if (const int64_t b = winograd_intermediate_bytes(kernel_knobs(k), p.N, p.C, p.K, p.H, p.W, p.P, p.Q); b > INT32_MAX)
+    if (const int64_t b = winograd_intermediate_bytes(kernel_knobs(k), p.N, p.C, p.K, p.H, p.W, p.P, p.Q, p.R); b > INT32_MAX)
         return "size: the Winograd kernel's transformed tensors take " + std::to_string(b) +
                " bytes, over the 2^31 - 1 bytes of one device allocation (n = " + std::to_string(p.N) + ", c = " +
                std::to_string(p.C) + ", k = " + std::to_string(p.K) + ")";

@@ -50,7 +50,7 @@ void add_entry(Registry &r, const KernelInfo &k, KnobValues kv) {
     e.all_knobs = print_knobs(e.knobs);
     e.info.knobs = &e.knobs;
     e.info.all_knobs = e.all_knobs.c_str();
-    e.info.exact_on_integers = exact_on_integers(e.knobs);  // derived once (a Winograd transform's rationals)
+    e.info.exact_on_integers = exact_on_integers(e.knobs, e.info.filter);  // derived once (a Winograd transform's rationals)
 }
 
 void publish(Registry &r) {

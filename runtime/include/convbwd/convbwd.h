@@ -105,7 +105,7 @@ typedef struct convbwd_kernel_desc {
     convbwd_layout layout;
     convbwd_target target;
     const char *stride_class; /* "s1", "s2", "any" */
-    const char *filter_class; /* "k1", "k3", "any" */
+    const char *filter_class; /* "k1", "k3", "k5", "any" */
     const char *schedule;     /* every knob of its family, key=value (compile-time and launch-time) */
     const char *family;       /* its schedule family (generator), e.g. "conv_bwd_data_gpu" */
     const char *role;         /* "default" (dispatched), "candidate" or "baseline" (run when named) */
