@@ -322,11 +322,22 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         else
             upd.reorder(g.s, g.r, g.cg, g.k, g.rr.x, g.rr.y);
         upd.unroll(g.s).unroll(g.r).unroll(g.cg).unroll(g.k);
+        // out: a thread per (k, tap), 64 along k, the taps fused into the blocks (one launch; a launch
+        // per filter row took 23 us each on MobileNet-v2's 144-channel layer, H100); each thread sums
+        // its splits in order, 8 loads in flight (unrolled: the adds stay in order, the loads are
+        // independent of them).
+        Var tap("tap");
+        RVar rso("rso"), rsi("rsi");
         g.out.compute_root();
         for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
-            s.reorder(g.k, g.cg, g.s, g.r).gpu_tile(g.k, g.s, kbo, sb, kbi, si, 64, 1, TailStrategy::GuardWithIf);
+            s.reorder(g.k, g.cg, g.s, g.r)
+                .split(g.k, kbo, kbi, 64, TailStrategy::GuardWithIf)
+                .fuse(g.s, g.r, tap)
+                .gpu_blocks(kbo, tap)
+                .gpu_threads(kbi);
         });
         g.dw.compute_at(g.out, kbi);
+        g.dw.update().split(g.rsp.x, rso, rsi, 8, TailStrategy::GuardWithIf).unroll(rsi);
         return;
     }
     // Taps inside the thread (a loop around the reduction, not a fused grid index: through a

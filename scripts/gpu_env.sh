@@ -1,11 +1,13 @@
 # Sourced by the GPU machine's scripts (gpu_run.sh, gpu_suites.sh, gpu_kernels.sh): unpacks the
 # binaries carried in .device/bin (xz, scripts/gpu_build.sh) into $bin, makes $out ($OUT), puts
 # the cuDNN of the machine's PyTorch on LD_LIBRARY_PATH, and defines conformance().
-bin=/tmp/convbwd-bin
+# CARRIED / BIN_DIR: another carried build and where to unpack it (an A/B of two builds in one call:
+# scripts/gpu_dw_wgrad_out.sh).
+bin=${BIN_DIR:-/tmp/convbwd-bin}
 mkdir -p "$bin"
 # Each binary once per carried file (a second script sourcing this while the first one's programs
 # run must not rewrite them: "Text file busy").
-for f in .device/bin/*.xz; do
+for f in "${CARRIED:-.device/bin}"/*.xz; do
   t="$bin/$(basename "$f" .xz)"
   [ "$t" -nt "$f" ] && continue
   python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' "$f" "$t"
