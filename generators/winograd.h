@@ -49,10 +49,14 @@ struct Transform {
     }
 };
 
+// The input tile (transform points per dim) of F(m, r): one definition for the transforms and the
+// runtime's sizes of what they make (schedules/spaces.h: workspace points, intermediates).
+inline int alpha_of(int m, int r) { return m + r - 1; }
+
 // F(m, r); m + r - 1 <= 8 (the seven finite points above and infinity).
 inline Transform transform(int m, int r) {
     Transform t;
-    t.m = m, t.r = r, t.alpha = m + r - 1;
+    t.m = m, t.r = r, t.alpha = alpha_of(m, r);
     const int a = t.alpha;
     if (m < 1 || r < 1 || a > 8) std::abort();
     const Rational pts[7] = {{0}, {1}, {-1}, {2}, {-2}, {1, 2}, {-1, 2}};

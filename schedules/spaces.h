@@ -552,7 +552,7 @@ struct WeightTaps {
 };
 inline WeightTaps weight_partial_taps(const KnobValues &vals, int S, int R) {
     const int m = vals.family->dir == Direction::BwdWeight ? vals.get("winograd") : 0;
-    return m ? WeightTaps{m + S - 1, m + R - 1} : WeightTaps{S, R};
+    return m ? WeightTaps{winograd::alpha_of(m, S), winograd::alpha_of(m, R)} : WeightTaps{S, R};
 }
 
 // A Winograd kernel's largest device intermediate in bytes (f32; 0 for every other kernel): alpha^2
@@ -562,8 +562,9 @@ inline WeightTaps weight_partial_taps(const KnobValues &vals, int S, int R) {
 // problems first (the next kernel takes them).
 inline int64_t winograd_intermediate_bytes(const KnobValues &vals, int64_t N, int64_t C, int64_t K, int64_t H, int64_t W,
                                            int64_t P, int64_t Q, int64_t R) {
-    const int64_t m = vals.get("winograd"), alpha = m + R - 1;
+    const int64_t m = vals.get("winograd");
     if (m == 0) return 0;
+    const int64_t alpha = winograd::alpha_of((int)m, (int)R);
     const bool data = vals.family->dir == Direction::BwdData;
     const int64_t tiles = N * (((data ? H : P) + m - 1) / m) * (((data ? W : Q) + m - 1) / m);
     return alpha * alpha * tiles * std::max(C, K) * 4;
@@ -680,7 +681,7 @@ inline std::string winograd_class_rule(const KernelClass &c, int m) {
     const int r = class_filter_size(c.filter);
     if (c.stride != StrideClass::S1 || (r != 3 && r != 5))
         return "winograd > 0: class s1 k3 or k5 (Winograd needs stride 1 and a 3x3 or 5x5 filter at compile time)";
-    if (m + r - 1 > 8)
+    if (winograd::alpha_of(m, r) > 8)
         return "winograd = " + std::to_string(m) + ": m + r - 1 <= 8 transform points (filter " + std::to_string(r) + ")";
     return {};
 }
