@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The GPU machine (device tool): Nsight Compute metrics of named kernels on one layer, one line per
+# launch (each Halide stage is its own launch): time, grid, registers, achieved occupancy, DRAM and
+# L1 throughput, global load sectors, and the warps' main stalls. ncu's clocks and cache flushes
+# are its own: compare the kernels within one run, not with the driver's times.
+#   LAYER: an MIOpenDriver line (default: shapes/classes.txt's depthwise layer)
+#   LAYOUT: NCHW | NHWC   DIRECTION: -F value (4 = backward-weight)   KERNELS: names, ':knob=v' allowed
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=${OUT:-/tmp/convbwd-gpu}
+mkdir -p "$root"
+OUT=$root source scripts/gpu_env.sh
+layer=${LAYER:-$(grep -m1 -- ' -g 144 ' shapes/classes.txt | cut -d'#' -f1)}
+m=gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread
+m=$m,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
+m=$m,l1tex__throughput.avg.pct_of_peak_sustained_active,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
+m=$m,lts__t_sector_hit_rate.pct,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
+m=$m,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__inst_executed.sum
+for k in ${KERNELS:?KERNELS: kernel names}; do
+  ncu --csv --metrics "$m" "$bin/convbwd-driver" $layer -I "${LAYOUT:-NHWC}" -F "${DIRECTION:-4}" --target cuda \
+      --kernel ${k//:/ } -t 1 -i 1 --warmup 0 -V 0 > "$root/ncu_$k.csv" 2> "$root/ncu_$k.err"
+done
+python3 - "$root" <<'PY'
+import csv, glob, io, os, sys
+short = {"gpu__time_duration.sum": "us", "launch__grid_size": "grid", "launch__block_size": "blk",
+         "launch__registers_per_thread": "regs", "sm__warps_active.avg.pct_of_peak_sustained_active": "occ%",
+         "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram%", "l1tex__throughput.avg.pct_of_peak_sustained_active": "l1%",
+         "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "ld_sect", "lts__t_sector_hit_rate.pct": "l2hit%",
+         "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": "st_lsb",
+         "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio": "st_lgt", "smsp__inst_executed.sum": "inst"}
+cols = list(short.values())
+print("%-58s %-22s " % ("kernel", "launch") + " ".join("%8s" % c for c in cols))
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "ncu_*.csv"))):
+    text = open(path).read()
+    text = text[text.find('"ID"'):] if '"ID"' in text else ""
+    launches = {}
+    for r in csv.DictReader(io.StringIO(text)):
+        key = (r["ID"], r["Kernel Name"][:22])
+        v = r["Metric Value"].replace(",", "")
+        if r["Metric Name"] == "gpu__time_duration.sum":  # to microseconds
+            v = str(float(v) * {"ns": 1e-3, "nsecond": 1e-3, "ms": 1e3, "msecond": 1e3}.get(r["Metric Unit"], 1))
+        launches.setdefault(key, {})[short.get(r["Metric Name"], r["Metric Name"])] = v
+    for (i, name), vals in launches.items():
+        def f(c):
+            try: x = float(vals.get(c, "nan")); return "%8.3g" % x
+            except ValueError: return "%8s" % vals.get(c, "")[:8]
+        print("%-58s %-22s " % (os.path.basename(path)[4:-4][-58:], name) + " ".join(f(c) for c in cols))
+PY
