@@ -391,7 +391,7 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         }
     } else if (cv == 1) {
         kinds.push_back({kFewChannels, 1, p.tile_k, 1, 4, nthreads / 4});
-        shapes.push_back(Cg <= 4 && a.K >= p.tile_k);
+        shapes.push_back(takes_few_channels_tile(p, Cg, a.K));
     }
     // The register tile takes the taps too while it stays within 48 accumulators.
     const int ts_tile = p.tile_c * p.tile_k * ts <= 48 ? ts : 1;

@@ -5,6 +5,7 @@
 # are its own: compare the kernels within one run, not with the driver's times.
 #   LAYER: an MIOpenDriver line (default: shapes/classes.txt's depthwise layer)
 #   LAYOUT: NCHW | NHWC   DIRECTION: -F value (4 = backward-weight)   KERNELS: names, ':knob=v' allowed
+#   (none: the library's choice, labelled lib:<kernel> from the driver's output)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=${OUT:-/tmp/convbwd-gpu}
@@ -16,9 +17,14 @@ m=$m,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_
 m=$m,l1tex__throughput.avg.pct_of_peak_sustained_active,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
 m=$m,lts__t_sector_hit_rate.pct,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
 m=$m,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__inst_executed.sum
-for k in ${KERNELS:?KERNELS: kernel names}; do
+for k in ${KERNELS:-lib}; do
+  force=(--kernel ${k//:/ }); [ "$k" != lib ] || force=()
   ncu --csv --metrics "$m" "$bin/convbwd-driver" $layer -I "${LAYOUT:-NHWC}" -F "${DIRECTION:-4}" --target cuda \
-      --kernel ${k//:/ } -t 1 -i 1 --warmup 0 -V 0 > "$root/ncu_$k.csv" 2> "$root/ncu_$k.err"
+      "${force[@]}" -t 1 -i 1 --warmup 0 -V 0 > "$root/ncu_$k.csv" 2> "$root/ncu_$k.err"
+  if [ "$k" = lib ]; then  # named by the kernel the library chose
+    chosen=$(grep -m1 -oE "kernel [a-z0-9_]+" "$root/ncu_lib.csv" | cut -d' ' -f2)
+    mv "$root/ncu_lib.csv" "$root/ncu_lib:${chosen:-unknown}.csv"
+  fi
 done
 python3 - "$root" <<'PY'
 import csv, glob, io, os, sys

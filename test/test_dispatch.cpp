@@ -89,6 +89,50 @@ TEST_CASE("narrow problems (c / groups < 8) take the narrow backward-weight fami
     }
 }
 
+// A GPU register-tile backward-weight block spans tile_c x threads_c input channels of one group
+// (gpu_weight_block_channels): the kernels of a specific class refuse a grouped problem of under half
+// as many channels a group, naming the block; the (any, any) defaults take every problem, and the
+// dispatcher finds a kernel for it on every GPU target built.
+TEST_CASE("GPU backward-weight kernels of a class refuse grouped problems of under half their block's channels") {
+    // 8 channels a group (ResNeXt's middle width), stride 1, 3x3: class s1 k3.
+    const ConvProblem grouped{.N = 2, .C = 32, .H = 9, .W = 9, .K = 32, .R = 3, .S = 3, .G = 4, .pad_top = 1,
+                              .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
+    int refused = 0, taken = 0;
+    std::vector<convbwd_target> targets;
+    for (int i = 0; i < convbwd_kernel_count(); i++) {
+        convbwd_kernel_desc d;
+        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+        if (std::string(d.family) != "conv_bwd_weight_gpu" || d.dtype != CONVBWD_F32) continue;
+        const std::string cls = std::string(d.stride_class) + "_" + d.filter_class;
+        if (cls != "s1_k3" && cls != "s1_any" && cls != "any_any") continue;
+        CAPTURE(d.name);
+        const BwdWeightGpuParams g = kernel_params<BwdWeightGpuParams>(d);
+        if (g.channel_vector() > 1) continue;  // groups 1 only (refused for that first)
+        if (std::find(targets.begin(), targets.end(), d.target) == targets.end()) targets.push_back(d.target);
+        const int block = gpu_weight_block_channels(g, 8, 32, 3);
+        const convbwd_status st = select_named(d, CONVBWD_BWD_WEIGHT, grouped);
+        if (cls != "any_any" && 2 * 8 < block) {
+            CHECK(st == CONVBWD_NO_KERNEL);
+            CHECK(std::string(convbwd_last_error()).find("c / groups = 8 is under half the kernel's block of input channels (" +
+                                                         std::to_string(block) + ")") != std::string::npos);
+            refused++;
+        } else {
+            CHECK(st == CONVBWD_SUCCESS);
+            taken++;
+        }
+    }
+    for (convbwd_target t : targets) {
+        const ConvProblem p = with_derived_output(grouped);
+        convbwd_problem c = to_c(p);
+        convbwd_exec e{};
+        e.target = t;
+        const char *got = nullptr;
+        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NCHW, &e, &got) == CONVBWD_SUCCESS);
+        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, CONVBWD_NHWC, &e, &got) == CONVBWD_SUCCESS);
+    }
+    MESSAGE(refused << " kernels refused, " << taken << " took the grouped problem");
+}
+
 TEST_CASE("host channel tiles and groups: a tile never straddles two groups; narrower groups take narrower tiles") {
     for (Layout l : {Layout::NCHW, Layout::NHWC}) {
         const std::string lay = l == Layout::NCHW ? "nchw" : "nhwc";
@@ -296,8 +340,9 @@ TEST_CASE("staged backward-data kernels refuse small c or k per group and groups
         CHECK_MESSAGE(err.find("block_k = " + std::to_string(chunk)) != std::string::npos, err);
         if (sp.winograd) {
             // Its transformed tensors are one device allocation each: over 2^31 - 1 bytes is refused
-            // (dy of 1 GiB here; (m + r - 1)^2 / m^2 of it and more transformed), naming why.
-            const ConvProblem big{.N = 1, .C = 64, .H = 2048, .W = 2048, .K = 64, .R = f, .S = f, .pad_top = pad,
+            // (dy of 1.56 GiB here; (m + r - 1)^2 / m^2 of it and more transformed: 1.78x for F(6x6, 3x3),
+            // whose 1 GiB dy would fit), naming why.
+            const ConvProblem big{.N = 1, .C = 64, .H = 2560, .W = 2560, .K = 64, .R = f, .S = f, .pad_top = pad,
                                   .pad_bottom = pad, .pad_left = pad, .pad_right = pad};
             CHECK(select_named(d, CONVBWD_BWD_DATA, big) == CONVBWD_NO_KERNEL);
             err = convbwd_last_error();
