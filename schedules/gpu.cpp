@@ -291,8 +291,10 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         // channels-innermost (stage=1) so a warp's loads are contiguous.
         // tile_r: that many filter rows per thread too, so one pass over the split's columns
         // serves tile_r x tile_s taps (a column's dy is loaded once for all of them).
-        const int nthreads = p.threads_c * p.threads_k, ts = taps_per_thread(p);
-        Var kb("kb"), kr("kr"), kbo("kbo"), kbi("kbi"), sb("sb"), si("si"), rb("rb"), ri("ri");
+        // split_threads: the block's threads along k (depthwise_k_threads) x that many splits, so
+        // that fewer k fill a block (16 k x 4 splits: a warp's loads are two runs of 16 channels).
+        const int nthreads = depthwise_k_threads(p), ts = taps_per_thread(p);
+        Var kb("kb"), kr("kr"), kbo("kbo"), kbi("kbi"), sb("sb"), si("si"), rb("rb"), ri("ri"), spo("spo"), spi("spi");
         if (p.stage) {
             stage_channels_innermost(g.x_f);
             stage_channels_innermost(g.dy_f);
@@ -303,13 +305,15 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
             s.split(g.k, kb, kr, tk, TailStrategy::ShiftInwards)
                 .split(g.s, sb, si, tss, TailStrategy::ShiftInwards)
                 .split(g.r, rb, ri, trr, TailStrategy::ShiftInwards)
-                .split(kb, kbo, kbi, nthreads, TailStrategy::GuardWithIf)
-                .reorder(si, ri, kr, g.cg, sb, rb, kbi, kbo, g.sp)
-                .gpu_blocks(kbo, g.sp)
-                .gpu_threads(kbi)
-                .unroll(si)
-                .unroll(ri)
-                .unroll(kr);
+                .split(kb, kbo, kbi, nthreads, TailStrategy::GuardWithIf);
+            if (p.split_threads > 1)
+                s.split(g.sp, spo, spi, p.split_threads, TailStrategy::GuardWithIf)
+                    .reorder(si, ri, kr, g.cg, sb, rb, kbi, spi, kbo, spo)
+                    .gpu_blocks(kbo, spo)
+                    .gpu_threads(kbi, spi);
+            else
+                s.reorder(si, ri, kr, g.cg, sb, rb, kbi, kbo, g.sp).gpu_blocks(kbo, g.sp).gpu_threads(kbi);
+            s.unroll(si).unroll(ri).unroll(kr);
         });
         g.partial.compute_at(g.ws, sb);
         g.partial.store_in(MemoryType::Register).unroll(g.s).unroll(g.r).unroll(g.cg).unroll(g.k);

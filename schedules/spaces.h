@@ -279,6 +279,10 @@ inline int weight_block_frags_n(const BwdWeightMmaGpuParams &p) { return p.tile_
       "tile_r x tile_s accumulators, and its x rows the neighbouring columns' taps",                         \
       1, 2, 3)                                                                                                 \
     X(unroll_q, 1, Compile, "u", "unroll of the reduction loop along output columns", 1, 2, 4, 7)            \
+    X(split_threads, 1, Compile, "q",                                                                        \
+      "depthwise: threads along the splits, the block's other threads_c x threads_k / split_threads along k " \
+      "(fewer k a block: 32 or 144 channels leave no thread idle)",                                         \
+      1, 2, 4)                                                                                               \
     X(vec, 1, Compile, "v",                                                                                  \
       "4 = a column block's x and dy channels loaded once into registers as 16-byte vectors (C, K "         \
       "multiples of 4, groups 1)",                                                                           \
@@ -395,13 +399,23 @@ inline int gpu_weight_block_channels(const BwdWeightGpuParams &p, int64_t Cg, in
 // grid per split (the dispatcher sizes the split count from it). Depthwise: k tiles of
 // threads_c * threads_k threads x tile_k channels; else channel tiles x k tiles, or (a first
 // layer's tile) k tiles x filter rows.
+// Depthwise: the threads of a block along k (the rest along the splits).
+inline int depthwise_k_threads(const BwdWeightGpuParams &g) { return g.threads_c * g.threads_k / g.split_threads; }
 inline int64_t gpu_weight_blocks_per_split(const BwdWeightGpuParams &g, GroupClass gc, int64_t Cg, int64_t K, int64_t R,
                                           int64_t S) {
     auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-    if (gc == GroupClass::Depthwise) return ceil_div(K, (int64_t)g.tile_k * g.threads_c * g.threads_k);
+    if (gc == GroupClass::Depthwise) return ceil_div(K, (int64_t)g.tile_k * depthwise_k_threads(g));
     if (g.fuse_taps && takes_first_layer_tile<int64_t>(g, Cg, K, S))
         return ceil_div(K, (int64_t)g.tile_k * g.threads_k) * ceil_div(R, g.threads_c);
     return ceil_div(Cg, (int64_t)g.tile_c * g.threads_c) * ceil_div(K, (int64_t)g.tile_k * g.threads_k);
+}
+// The splits that put about `blocks` blocks on the grid (before the caps on splits): blocks times the
+// splits a block holds (depthwise split_threads, else 1) over the blocks along the channels of one split.
+inline int64_t gpu_weight_splits_for_blocks(const BwdWeightGpuParams &g, GroupClass gc, int64_t Cg, int64_t K, int64_t R,
+                                            int64_t S, int64_t blocks) {
+    const int64_t tiles = gpu_weight_blocks_per_split(g, gc, Cg, K, R, S);
+    const int64_t per_block = gc == GroupClass::Depthwise ? g.split_threads : 1;
+    return (std::max<int64_t>(1, blocks) * per_block + tiles - 1) / tiles;
 }
 
 // ---- Families ----
@@ -834,6 +848,8 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(p.tile_s == 1 || p.fuse_taps, "tile_s > 1 needs fuse_taps=1")).empty()) return e;
         if (!(e = need(p.tile_r == 1 || (f.groups == GroupClass::Depthwise && p.fuse_taps),
                        "tile_r > 1: the depthwise family, with fuse_taps=1")).empty()) return e;
+        if (!(e = need(p.split_threads == 1 || f.groups == GroupClass::Depthwise,
+                       "split_threads > 1: the depthwise family")).empty()) return e;
         if (!(e = need(p.tile_k * ts * p.tile_r <= 64, "tile_k * tile_s * tile_r <= 64 accumulators")).empty()) return e;
         if (!(e = need(p.tile_c * p.tile_k * ts <= 128 && 3 * p.tile_k * ts <= 128,
                        "tile_c * tile_k * tile_s <= 128 accumulators")).empty()) return e;
@@ -860,6 +876,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             const auto p = to_params<BwdWeightGpuParams>(vals);
             if (!(e = need(p.fuse_taps == 1 && p.tile_c == 1 && p.vec == 1,
                            "depthwise: fuse_taps=1, tile_c=1, vec=1 (threads along k; cg has extent 1)")).empty())
+                return e;
+            if (!(e = need((p.threads_c * p.threads_k) % (8 * p.split_threads) == 0,
+                           "depthwise: threads_c * threads_k / split_threads a multiple of 8 (a thread group's loads "
+                           "along k fill 32-byte sectors)")).empty())
                 return e;
         }
     }

@@ -224,8 +224,8 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
         // Enough blocks per launch (one launch per filter tap) to fill a large GPU: split_blocks
         // (528 = 4 x 132 multiprocessors) from the tiles one split has.
         const BwdWeightGpuParams g = params_of<BwdWeightGpuParams>(s);
-        const int64_t tiles = gpu_weight_blocks_per_split(g, s.knobs.family->groups, Cg, p.K, p.R, p.S);
-        want = std::min<int64_t>(g.max_splits, (std::max(1, g.split_blocks) + tiles - 1) / tiles);
+        want = std::min<int64_t>(g.max_splits,
+                                 gpu_weight_splits_for_blocks(g, s.knobs.family->groups, Cg, p.K, p.R, p.S, g.split_blocks));
     }
     const int64_t most = std::min(by_workspace, rows);
     int64_t splits = std::max<int64_t>(1, std::min(want, most));
