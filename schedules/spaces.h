@@ -395,12 +395,12 @@ inline int gpu_weight_block_channels(const BwdWeightGpuParams &p, int64_t Cg, in
     return p.tile_c * p.threads_c;
 }
 
+// Depthwise: the threads of a block along k (the rest, split_threads, along the splits).
+inline int depthwise_k_threads(const BwdWeightGpuParams &g) { return g.threads_c * g.threads_k / g.split_threads; }
 // Blocks per reduction split of a GPU backward-weight kernel: what schedules/gpu.cpp puts on the
 // grid per split (the dispatcher sizes the split count from it). Depthwise: k tiles of
-// threads_c * threads_k threads x tile_k channels; else channel tiles x k tiles, or (a first
-// layer's tile) k tiles x filter rows.
-// Depthwise: the threads of a block along k (the rest along the splits).
-inline int depthwise_k_threads(const BwdWeightGpuParams &g) { return g.threads_c * g.threads_k / g.split_threads; }
+// depthwise_k_threads() threads x tile_k channels (a block holds split_threads splits); else channel
+// tiles x k tiles, or (a first layer's tile) k tiles x filter rows.
 inline int64_t gpu_weight_blocks_per_split(const BwdWeightGpuParams &g, GroupClass gc, int64_t Cg, int64_t K, int64_t R,
                                           int64_t S) {
     auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
