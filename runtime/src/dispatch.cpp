@@ -71,21 +71,6 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
             return "groups: c / groups = " + std::to_string(cg) + " is under the kernel's channel tile (" +
                    std::to_string(gcs.min) + "): its tiles would run mostly masked";
     }
-    // A performance condition: a register-tile backward-weight block (conv_bwd_weight_gpu) spans
-    // tile_c x threads_c input channels of one group; a grouped problem with under half as many
-    // channels a group leaves it mostly empty (H100, ResNeXt-50's NHWC grouped layer, 8 channels a
-    // group: 0.36 of cuDNN on the s1 k3 default's 64-channel block, 1.23 on an 8-channel one;
-    // docs/PERFORMANCE.md "Grouped NHWC backward-weight"). Not for the (any, any) defaults, which take
-    // every problem.
-    if (const KnobValues &kv = kernel_knobs(k); p.G > 1 && kv.family->knobs == &BwdWeightGpuParams::knobs &&
-                                                kv.family->groups == GroupClass::Any &&
-                                                !(k.stride == StrideClass::Any && k.filter == FilterClass::Any)) {
-        const BwdWeightGpuParams g = to_params<BwdWeightGpuParams>(kv);
-        const int cg = p.C / p.G, block = gpu_weight_block_channels(g, cg, p.K, p.S);
-        if (2 * cg < block)
-            return "c: c / groups = " + std::to_string(cg) + " is under half the kernel's block of input channels (" +
-                   std::to_string(block) + "): its blocks would run mostly empty";
-    }
     // A performance condition: a staged block spans c x k (backward-data: its channels and a chunk
     // of the k it sums; backward-weight: c x k of a tap); c or k per group under half of it leaves the
     // block mostly empty (on the H100, docs/PERFORMANCE.md: DCGAN's k = 1 layer ran 0.11x of the next
@@ -143,6 +128,21 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
             if (al.tensor != "dx" && al.dim != 1 && al.align % iv != 0)
                 return "tensors: " + al.field + ": " + al.tensor + "'s base address and its N, H and W strides must be " +
                        "multiples of " + std::to_string(iv) + " elements" + need;
+    }
+    // A performance condition: a register-tile backward-weight block (conv_bwd_weight_gpu) spans
+    // tile_c x threads_c input channels of one group; a grouped problem with under half as many
+    // channels a group leaves it mostly empty (H100, ResNeXt-50's NHWC grouped layer, 8 channels a
+    // group: 0.36 of cuDNN on the s1 k3 default's 64-channel block, 1.23 on an 8-channel one;
+    // docs/PERFORMANCE.md "Grouped NHWC backward-weight"). Not for the (any, any) defaults, which take
+    // every problem. Last: what a kernel cannot load (above) is the reason a user is told first.
+    if (const KnobValues &kv = kernel_knobs(k); p.G > 1 && kv.family->knobs == &BwdWeightGpuParams::knobs &&
+                                                kv.family->groups == GroupClass::Any &&
+                                                !(k.stride == StrideClass::Any && k.filter == FilterClass::Any)) {
+        const BwdWeightGpuParams g = to_params<BwdWeightGpuParams>(kv);
+        const int cg = p.C / p.G, block = gpu_weight_block_channels(g, cg, p.K, p.S);
+        if (2 * cg < block)
+            return "c: c / groups = " + std::to_string(cg) + " is under half the kernel's block of input channels (" +
+                   std::to_string(block) + "): its blocks would run mostly empty";
     }
     return {};
 }
