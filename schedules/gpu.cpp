@@ -395,7 +395,7 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
             shapes.push_back(takes_first_layer_tile(p, Cg, a.K, a.S));
         }
     } else if (cv == 1) {
-        kinds.push_back({kFewChannels, 1, p.tile_k, 1, 4, nthreads / 4});
+        kinds.push_back({kFewChannels, 1, p.tile_k, 1, kFewChannelThreads, nthreads / kFewChannelThreads});
         shapes.push_back(takes_few_channels_tile(p, Cg, a.K));
     }
     // The register tile takes the taps too while it stays within 48 accumulators.

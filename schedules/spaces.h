@@ -380,10 +380,12 @@ auto takes_first_layer_tile(const BwdWeightGpuParams &p, const T &Cg, const T &K
     return p.channel_vector() == 1 && Cg >= 3 && Cg <= 4 && K >= p.tile_k && S >= taps_per_thread(p);
 }
 
-// Without fuse_taps, few channels (c / groups <= 4) take a tile of one channel x 4 threads.
+// Without fuse_taps, few channels (c / groups <= kFewChannelThreads) take a tile of one channel a
+// thread, kFewChannelThreads threads along the channels (schedules/gpu.cpp's kFewChannels shape).
+constexpr int kFewChannelThreads = 4;
 template <class T>
 auto takes_few_channels_tile(const BwdWeightGpuParams &p, const T &Cg, const T &K) {
-    return !p.fuse_taps && p.channel_vector() == 1 && Cg <= 4 && K >= p.tile_k;
+    return !p.fuse_taps && p.channel_vector() == 1 && Cg <= kFewChannelThreads && K >= p.tile_k;
 }
 // The input channels a GPU backward-weight block spans for a problem, from the tile
 // schedules/gpu.cpp picks (the same conditions): 0 for the first-layer tile (its block spans k and
@@ -391,7 +393,7 @@ auto takes_few_channels_tile(const BwdWeightGpuParams &p, const T &Cg, const T &
 // grouped problems of under half as many channels a group for the kernels of a specific class.
 inline int gpu_weight_block_channels(const BwdWeightGpuParams &p, int64_t Cg, int64_t K, int64_t S) {
     if (p.fuse_taps && takes_first_layer_tile<int64_t>(p, Cg, K, S)) return 0;
-    if (takes_few_channels_tile<int64_t>(p, Cg, K)) return 4;
+    if (takes_few_channels_tile<int64_t>(p, Cg, K)) return kFewChannelThreads;
     return p.tile_c * p.threads_c;
 }
 

@@ -2,11 +2,12 @@
 # The GPU machine (device tool): the cuda depthwise backward-weight defaults of this build (carried
 # in .device/bin) against the same kernels of the build before a change (carried in .device/old: its
 # convbwd-driver.xz), each forced by name on the depthwise layers of MobileNet-v2 and EfficientNet-b0
-# (their launch defaults; SPLITS="2112 ..." adds split_blocks points of the new build); conformance
-# of every cuda depthwise backward-weight kernel and memcheck of the s1 k3 defaults first, then
-# Nsight Compute's per-launch times of the s1 k3 defaults on shapes/classes.txt's depthwise layer
-# (scripts/gpu_ncu.sh). Prints the tables last (scripts/kernel_table.py: cuDNN / kernel in its
-# layout and in cuDNN's faster layout, and the old default's own time over each kernel's).
+# (their launch defaults; SPLITS="2112 ..." adds split_blocks points of the new build; CANDIDATES: more
+# kernels of the new build, compared with their class's default); conformance of every cuda depthwise
+# backward-weight kernel and memcheck of the s1 k3 defaults first, then Nsight Compute's per-launch
+# times of the s1 k3 defaults on shapes/classes.txt's depthwise layer (scripts/gpu_ncu.sh). Prints the
+# tables last (scripts/kernel_table.py: cuDNN / kernel in its layout and in cuDNN's faster layout, and
+# the old default's own time over each kernel's).
 # First used for the output stage's one launch (2026-11-27 08:13), then its split lanes (10:21).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -17,25 +18,24 @@ conformance 'bwdw_f32_*_cuda_dw*' 300
 s1="bwdw_f32_nchw_s1_k3_cuda_dwc1k1tc4tk16fst3r3u4 bwdw_f32_nhwc_s1_k3_cuda_dwc1k1tc4tk16ft3"
 for k in $s1; do echo "== memcheck $k: $(memcheck "$k" 300)"; done
 grep -h -- ' -g ' shapes/mobilenet_v2.txt shapes/efficientnet_b0.txt > "$root/dw.txt"
-ks="${KS:-$s1 bwdw_f32_nchw_s2_k3_cuda_dwc1k1tc4tk16fst3 bwdw_f32_nhwc_s2_k3_cuda_dwc1k1tc4tk16ft3
-    bwdw_f32_nchw_any_any_cuda_dwc1k1tc4tk16fst3 bwdw_f32_nhwc_any_any_cuda_dwc1k1tc4tk16ft3r3u4}"
+defaults="$s1 bwdw_f32_nchw_s2_k3_cuda_dwc1k1tc4tk16fst3 bwdw_f32_nhwc_s2_k3_cuda_dwc1k1tc4tk16ft3
+    bwdw_f32_nchw_any_any_cuda_dwc1k1tc4tk16fst3 bwdw_f32_nhwc_any_any_cuda_dwc1k1tc4tk16ft3r3u4"
 new=""
-for k in $ks; do new="$new $k"; for b in ${SPLITS:-}; do new="$new $k:split_blocks=$b"; done; done
+for k in $defaults ${CANDIDATES:-}; do new="$new $k"; for b in ${SPLITS:-}; do new="$new $k:split_blocks=$b"; done; done
 OUT=$root/new KERNELS="$new" DIRECTION=4 SHAPES=$root/dw.txt bash scripts/gpu_kernels.sh > "$root/new.log" 2>&1
-d=$(mktemp -d); tar xzf "$root/new/kernels.tgz" -C "$d"
-# The old build's driver; its rows' files named old:<kernel> (kernel_table.py names kernels by file).
-mkdir -p "$root/old"
-BIN_DIR=/tmp/convbwd-old CARRIED=.device/old OUT=$root/old source scripts/gpu_env.sh
-for k in $ks; do
-  l=$(echo "$k" | cut -d_ -f3 | tr a-z A-Z)
-  timeout 240 /tmp/convbwd-old/convbwd-driver --shapes "$root/dw.txt" -I "$l" -F 4 --target cuda --compare cudnn \
-      --kernel "$k" -t 1 -V 0 -i 10 --json > "$d/rows/old:$k.json" 2> "$root/old/$k.err"
-done
+# The defaults with the old build's driver (gpu_kernels.sh with the other carried build); its rows'
+# files renamed old:<kernel> (kernel_table.py names kernels by file).
+BIN_DIR=/tmp/convbwd-old CARRIED=.device/old OUT=$root/old KERNELS="$defaults" DIRECTION=4 SHAPES=$root/dw.txt \
+    bash scripts/gpu_kernels.sh > "$root/old.log" 2>&1
+d=$(mktemp -d) o=$(mktemp -d)
+tar xzf "$root/new/kernels.tgz" -C "$d"
+tar xzf "$root/old/kernels.tgz" -C "$o"
+for f in "$o"/rows/*.json; do cp "$f" "$d/rows/old:$(basename "$f")"; done
 (cd "$d" && tar czf "$root/rows.tgz" rows)
 KERNELS="$s1" OUT=$root/ncu bash scripts/gpu_ncu.sh > "$root/ncu.txt" 2>&1
 rm -rf "$root/new" "$root/old"
 for cls in s1_k3 s2_k3 any_any; do
-  b=""; for k in $ks; do case $k in *_${cls}_*) b="$b,old:$k" ;; esac; done
+  b=""; for k in $defaults; do case $k in *_${cls}_*) b="$b,old:$k" ;; esac; done
   python3 scripts/kernel_table.py "$d"/rows/*.json --base "${b#,}" > "$root/table_$cls.txt"
   echo "== $cls: kernel, cuDNN / kernel (same layout, faster layout), own time of the old default / kernel's"
   awk -v c="_${cls}_" '/^own time/{sec=2} /^(old:)?bwd/{if (index($1, c) == 0) next; if (sec == 2) own[$1] = $NF; else { same[$1] = $(NF-1); best[$1] = $NF; n[++k] = $1 }}
