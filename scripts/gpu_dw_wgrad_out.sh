@@ -15,17 +15,22 @@ root=${OUT:-/tmp/convbwd-gpu}
 mkdir -p "$root"
 OUT=$root source scripts/gpu_env.sh
 conformance 'bwdw_f32_*_cuda_dw*' 300
-s1="bwdw_f32_nchw_s1_k3_cuda_dwc1k1tc4tk16fst3r3u4 bwdw_f32_nhwc_s1_k3_cuda_dwc1k1tc4tk16ft3"
+# Each build's cuda depthwise backward-weight defaults, from its own kernel list (a change may rename them).
+dw_defaults() { "$1" --list-kernels --target cuda | awk '$1 ~ /^bwdw_f32_.*_cuda_dw/ && $8 == "default" {print $1}'; }
+defaults=$(dw_defaults "$bin/convbwd-driver")
+new_bin=$bin old_bin=/tmp/convbwd-old
+BIN_DIR=$old_bin CARRIED=.device/old OUT=$root source scripts/gpu_env.sh  # unpacks the old build
+bin=$new_bin
+old_defaults=$(dw_defaults "$old_bin/convbwd-driver")
+s1=$(echo $defaults | tr ' ' '\n' | grep _s1_k3_)
 for k in $s1; do echo "== memcheck $k: $(memcheck "$k" 300)"; done
 grep -h -- ' -g ' shapes/mobilenet_v2.txt shapes/efficientnet_b0.txt > "$root/dw.txt"
-defaults="$s1 bwdw_f32_nchw_s2_k3_cuda_dwc1k1tc4tk16fst3 bwdw_f32_nhwc_s2_k3_cuda_dwc1k1tc4tk16ft3
-    bwdw_f32_nchw_any_any_cuda_dwc1k1tc4tk16fst3 bwdw_f32_nhwc_any_any_cuda_dwc1k1tc4tk16ft3r3u4"
 new=""
 for k in $defaults ${CANDIDATES:-}; do new="$new $k"; for b in ${SPLITS:-}; do new="$new $k:split_blocks=$b"; done; done
 OUT=$root/new KERNELS="$new" DIRECTION=4 SHAPES=$root/dw.txt bash scripts/gpu_kernels.sh > "$root/new.log" 2>&1
 # The defaults with the old build's driver (gpu_kernels.sh with the other carried build); its rows'
 # files renamed old:<kernel> (kernel_table.py names kernels by file).
-BIN_DIR=/tmp/convbwd-old CARRIED=.device/old OUT=$root/old KERNELS="$defaults" DIRECTION=4 SHAPES=$root/dw.txt \
+BIN_DIR=$old_bin CARRIED=.device/old OUT=$root/old KERNELS="$old_defaults" DIRECTION=4 SHAPES=$root/dw.txt \
     bash scripts/gpu_kernels.sh > "$root/old.log" 2>&1
 d=$(mktemp -d) o=$(mktemp -d)
 tar xzf "$root/new/kernels.tgz" -C "$d"
@@ -35,7 +40,7 @@ for f in "$o"/rows/*.json; do cp "$f" "$d/rows/old:$(basename "$f")"; done
 KERNELS="$s1" OUT=$root/ncu bash scripts/gpu_ncu.sh > "$root/ncu.txt" 2>&1
 rm -rf "$root/new" "$root/old"
 for cls in s1_k3 s2_k3 any_any; do
-  b=""; for k in $defaults; do case $k in *_${cls}_*) b="$b,old:$k" ;; esac; done
+  b=""; for k in $old_defaults; do case $k in *_${cls}_*) b="$b,old:$k" ;; esac; done
   python3 scripts/kernel_table.py "$d"/rows/*.json --base "${b#,}" > "$root/table_$cls.txt"
   echo "== $cls: kernel, cuDNN / kernel (same layout, faster layout), own time of the old default / kernel's"
   awk -v c="_${cls}_" '/^own time/{sec=2} /^(old:)?bwd/{if (index($1, c) == 0) next; if (sec == 2) own[$1] = $NF; else { same[$1] = $(NF-1); best[$1] = $NF; n[++k] = $1 }}
