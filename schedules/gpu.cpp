@@ -288,8 +288,10 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         // along k (x's channel is k; split_threads: some of them along the splits, below), tile_k
         // channels x tile_s taps of a filter row per thread,
         // every tap in one launch (valid() requires fuse_taps); blocks along k tiles and splits
-        // (gpu_weight_blocks_per_split() counts them for the split). NCHW stages x and dy
-        // channels-innermost (stage=1) so a warp's loads are contiguous.
+        // (gpu_weight_blocks_per_split() counts them for the split). NCHW either stages x and dy
+        // channels-innermost (stage=1: a warp's loads contiguous, at the cost of the copies) or
+        // reads them in place (stage=0: a thread walks its own plane's rows, a warp's loads 32
+        // planes apart, which L1 serves on small planes: the 3x3 defaults since 2026-11-27).
         // tile_r: that many filter rows per thread too, so one pass over the split's columns
         // serves tile_r x tile_s taps (a column's dy is loaded once for all of them).
         // split_threads: the block's threads along k (depthwise_k_threads) x that many splits, so
