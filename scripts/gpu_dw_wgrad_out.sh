@@ -41,10 +41,8 @@ KERNELS="$s1" OUT=$root/ncu bash scripts/gpu_ncu.sh > "$root/ncu.txt" 2>&1
 rm -rf "$root/new" "$root/old"
 for cls in s1_k3 s2_k3 any_any; do
   b=""; for k in $old_defaults; do case $k in *_${cls}_*) b="$b,old:$k" ;; esac; done
-  python3 scripts/kernel_table.py "$d"/rows/*.json --base "${b#,}" > "$root/table_$cls.txt"
   echo "== $cls: kernel, cuDNN / kernel (same layout, faster layout), own time of the old default / kernel's"
-  awk -v c="_${cls}_" '/^own time/{sec=2} /^(old:)?bwd/{if (index($1, c) == 0) next; if (sec == 2) own[$1] = $NF; else { same[$1] = $(NF-1); best[$1] = $NF; n[++k] = $1 }}
-       END {for (i = 1; i <= k; i++) printf "%-66s %6s %6s %6s\n", n[i], same[n[i]], best[n[i]], own[n[i]]}' "$root/table_$cls.txt"
+  base_table "$d" "${b#,}" "$root/table_$cls.txt" | grep -F "_${cls}_"
 done
 echo "== Nsight Compute, shapes/classes.txt's depthwise layer (us per launch)"
 cut -c1-120 "$root/ncu.txt"

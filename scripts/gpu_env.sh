@@ -28,15 +28,17 @@ memcheck() {
       --test-suite=kernels "--test-case=$1" > "$out/test_memcheck.log" 2>&1
   echo "rc=$? $(grep -E '^\[doctest\] (test cases|assertions)|ERROR SUMMARY' "$out/test_memcheck.log" | tr '\n' ' ')"
 }
-# base_table DIR BASES: DIR/kernels.tgz's rows (scripts/gpu_kernels.sh) as one line per kernel:
-# geomeans of cuDNN / kernel in its layout and against cuDNN's faster layout, and of the own time of
-# its layout's base (BASES: the layouts' base kernels, comma-separated) over the kernel's; the full
-# table in DIR/table_base.txt (scripts/kernel_table.py --base).
+# base_table DIR BASES [TABLE]: the rows of DIR/rows/ (else of DIR/kernels.tgz: scripts/gpu_kernels.sh)
+# as one line per kernel: geomeans of cuDNN / kernel in its layout and against cuDNN's faster layout,
+# and of the own time of its layout's base (BASES: the layouts' base kernels, comma-separated) over the
+# kernel's; the full table in TABLE (default DIR/table_base.txt; scripts/kernel_table.py --base).
+# Kernels may carry a label before a colon (old:<kernel>: another build's rows).
 base_table() {
-  local d; d=$(mktemp -d); tar xzf "$1/kernels.tgz" -C "$d"
-  python3 scripts/kernel_table.py "$d"/rows/*.json --base "$2" > "$1/table_base.txt"
-  awk '/^own time/{sec=2} /^bwd[dw]/{if (sec == 2) own[$1] = $NF; else { same[$1] = $(NF-1); best[$1] = $NF; n[++k] = $1 }}
-       END {for (i = 1; i <= k; i++) printf "%-48s %6s %6s %6s\n", n[i], same[n[i]], best[n[i]], own[n[i]]}' "$1/table_base.txt"
+  local d="$1" table=${3:-$1/table_base.txt}
+  if [ ! -d "$1/rows" ]; then d=$(mktemp -d); tar xzf "$1/kernels.tgz" -C "$d"; fi
+  python3 scripts/kernel_table.py "$d"/rows/*.json --base "$2" > "$table"
+  awk '/^own time/{sec=2} /^([a-z]+:)?bwd[dw]/{if (sec == 2) own[$1] = $NF; else { same[$1] = $(NF-1); best[$1] = $NF; n[++k] = $1; w = length($1) > w ? length($1) : w }}
+       END {for (i = 1; i <= k; i++) printf "%-*s %6s %6s %6s\n", w, n[i], same[n[i]], best[n[i]], own[n[i]]}' "$table"
 }
 mkdir -p "$out"
 cudnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), "lib"))' 2>/dev/null)

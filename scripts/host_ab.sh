@@ -25,8 +25,9 @@ for layout in "${layouts[@]}"; do
     el=$(( $(date +%s) - t0 )); echo "[$i/$total, ${el}s, ETA $(( el * (total - i) / i ))s]" >&2
   done
 done
-python3 - "$out" ${LAYOUTS:-NCHW NHWC} <<'PY'
-import json, sys, math
+PYTHONPATH=scripts python3 - "$out" ${LAYOUTS:-NCHW NHWC} <<'PY'
+import json, sys
+from suites import geomean
 out, layouts = sys.argv[1], sys.argv[2:]
 print(f"{'layout':6} {'layer':52} {'old ms':>8} {'old/dnn':>7} {'new ms':>8} {'new/dnn':>7} {'new/old':>7}  new kernel")
 for L in layouts:
@@ -41,6 +42,6 @@ for L in layouts:
         g.append((ro, rn, o["time_ms"] / n["time_ms"]))
         print(f"{L:6} {o['problem'][5:57]:52} {o['time_ms']:8.3f} {ro:7.2f} {n['time_ms']:8.3f} {rn:7.2f} {o['time_ms']/n['time_ms']:7.2f}  {n['kernel']}")
     if g:
-        gm = [math.exp(sum(math.log(t[j]) for t in g) / len(g)) for j in range(3)]
+        gm = [geomean([t[j] for t in g]) for j in range(3)]
         print(f"{L:6} {'geomean':52} {'':8} {gm[0]:7.2f} {'':8} {gm[1]:7.2f} {gm[2]:7.2f}")
 PY

@@ -69,7 +69,7 @@ def main():
         for r in out:
             print("%-*s " % (w, r[0]) + " ".join("%11s" % c for c in r[1:-2]) + "  %7s  %7s" % (r[-2], r[-1]))
     if base:
-        layout_of = lambda k: k.split("_")[2] if k.count("_") >= 2 else None  # (peer-only rows: any name)
+        layout_of = lambda k: next(iter(cells[k].values()))["layout"] if cells.get(k) else None  # of its rows
         by_layout = {layout_of(b): b for b in base}
         print("\nown time: base kernel of the layout / kernel, per layer (base: %s)" % ", ".join(base))
         for kernel in sorted(cells):
