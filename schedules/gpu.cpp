@@ -277,12 +277,85 @@ void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const Con
     g.acc.update().specialize(a.groups == 1);
 }
 
+namespace {
+// Depthwise backward-weight's stage 2 (both thread mappings of stage 1): out and dw.
+void schedule_depthwise_split_sums(BwdWeightGraph &g) {
+    Var kbo("kbo"), kbi("kbi");
+    // out: 32 (k, tap) outputs a block, the taps fused into the blocks (one launch; a launch per
+    // filter row took 23 us each on MobileNet-v2's 144-channel layer, H100). A depthwise layer
+    // has few outputs (K x taps: 1296 there) and many splits (600-1800), so each output's splits
+    // are summed by kSplitLanes threads of the block (32 x 8 = 256 threads, the work-group size
+    // every OpenCL device takes), lane u every kSplitLanes-th split from u,
+    // in order, 4 loads in flight (rfactor), then the output's thread adds the lanes' sums in
+    // order from shared memory: a fixed order, bit-identical from run to run. (A thread per
+    // output summing every split took 160 us of that layer's 330 under Nsight Compute, 27 blocks
+    // of 64 threads on the grid; with the lanes 5.9 us.)
+    constexpr int kSplitLanes = 8;
+    Var tap("tap"), u("u");
+    RVar rso("rso"), rsi("rsi"), lo("lo"), li("li");
+    g.out.compute_root();
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+        s.reorder(g.k, g.cg, g.s, g.r)
+            .split(g.k, kbo, kbi, 32, TailStrategy::GuardWithIf)
+            .fuse(g.s, g.r, tap)
+            .gpu_blocks(kbo, tap)
+            .gpu_threads(kbi);
+    });
+    Func lanes = g.dw.update().split(g.rsp.x, rso, rsi, kSplitLanes, TailStrategy::GuardWithIf).rfactor(rsi, u);
+    lanes.compute_at(g.out, kbo).reorder(g.k, u, g.cg, g.s, g.r).gpu_threads(g.k, u);
+    lanes.update()
+        .reorder(g.k, u, rso, g.cg, g.s, g.r)
+        .split(rso, lo, li, 4, TailStrategy::GuardWithIf)
+        .reorder(li, lo, g.k, u)
+        .unroll(li)
+        .gpu_threads(g.k, u);
+    g.dw.compute_at(g.out, kbi);
+}
+}  // namespace
+
 // Backward-weight. Stage 1 (ws, in the caller's workspace): one split per block column, one
 // launch per filter tap (or, fuse_taps, each thread looping over the taps in one launch); each
 // thread keeps tile_c x tile_k (x tile_s taps) partial sums in registers over its split's rows.
 // Stage 2 (out): each thread sums its element's splits in a fixed order and applies alpha/beta.
 void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, const ConvArgs &a, Layout layout,
-                             StrideClass, FilterClass, GroupClass gc) {
+                             StrideClass sc, FilterClass fc, GroupClass gc) {
+    if (gc == GroupClass::Depthwise && p.col_lanes > 1) {
+        // Depthwise NCHW, col_lanes: a warp per k of the block (depthwise_k_threads warps), its 32
+        // lanes along a row's output columns (col_lanes) x rows (32 / col_lanes), so a warp's dy
+        // loads are consecutive columns of one plane (x's: the same, shifted by the taps, which L1
+        // serves). partial's reduction is rfactored over those lanes (cols): each lane sums every
+        // tap of its k over its columns and rows of the split in registers (R x S, a compile-time
+        // filter: valid()), the warp's lanes write their sums to shared memory (colw), and a thread
+        // per (tap, k) adds the 32 lanes in order into ws: a fixed order, bit-identical from run to
+        // run. Blocks along k tiles and splits (gpu_weight_blocks_per_split()).
+        const int cl = p.col_lanes, rl = 32 / cl, kw = depthwise_k_threads(p), taps = class_consts(sc, fc).filter;
+        Var kbo("kbo"), kbi("kbi"), u("u"), v("v"), lane("lane"), tap("tap");
+        RVar qo("qo"), qi("qi"), yo("yo"), yi("yi");
+        Func cols = g.partial.update()
+                        .split(g.rr.x, qo, qi, cl, TailStrategy::GuardWithIf)
+                        .split(g.rr.y, yo, yi, rl, TailStrategy::GuardWithIf)
+                        .rfactor({{qi, u}, {yi, v}});
+        g.ws.bound(g.s, 0, taps).bound(g.r, 0, taps).bound(g.cg, 0, 1);
+        g.ws.split(g.k, kbo, kbi, kw, TailStrategy::GuardWithIf)
+            .fuse(g.s, g.r, tap)
+            .reorder(tap, g.cg, kbi, kbo, g.sp)
+            .gpu_blocks(kbo, g.sp)
+            .gpu_threads(tap, kbi);
+        g.partial.compute_at(g.ws, tap).store_in(MemoryType::Register);
+        Func colw = cols.in(g.partial);
+        colw.compute_at(g.ws, kbo)
+            .store_in(MemoryType::GPUShared)
+            .reorder(g.s, g.r, g.cg, u, v, g.k, g.sp)
+            .fuse(u, v, lane)
+            .gpu_threads(lane, g.k)
+            .unroll(g.s)
+            .unroll(g.r)
+            .unroll(g.cg);
+        cols.compute_at(colw, lane).store_in(MemoryType::Register).unroll(g.s).unroll(g.r).unroll(g.cg);
+        cols.update().reorder(g.s, g.r, g.cg, qo, yo).unroll(g.s).unroll(g.r).unroll(g.cg);
+        schedule_depthwise_split_sums(g);
+        return;
+    }
     if (gc == GroupClass::Depthwise) {
         // Depthwise (c = k = groups, cg has extent 1): a block of threads_c x threads_k threads
         // along k (x's channel is k; split_threads: some of them along the splits, below), tile_k
@@ -329,35 +402,7 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         else
             upd.reorder(g.s, g.r, g.cg, g.k, g.rr.x, g.rr.y);
         upd.unroll(g.s).unroll(g.r).unroll(g.cg).unroll(g.k);
-        // out: 32 (k, tap) outputs a block, the taps fused into the blocks (one launch; a launch per
-        // filter row took 23 us each on MobileNet-v2's 144-channel layer, H100). A depthwise layer
-        // has few outputs (K x taps: 1296 there) and many splits (600-1800), so each output's splits
-        // are summed by kSplitLanes threads of the block (32 x 8 = 256 threads, the work-group size
-        // every OpenCL device takes), lane u every kSplitLanes-th split from u,
-        // in order, 4 loads in flight (rfactor), then the output's thread adds the lanes' sums in
-        // order from shared memory: a fixed order, bit-identical from run to run. (A thread per
-        // output summing every split took 160 us of that layer's 330 under Nsight Compute, 27 blocks
-        // of 64 threads on the grid; with the lanes 5.9 us.)
-        constexpr int kSplitLanes = 8;
-        Var tap("tap"), u("u");
-        RVar rso("rso"), rsi("rsi"), lo("lo"), li("li");
-        g.out.compute_root();
-        for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
-            s.reorder(g.k, g.cg, g.s, g.r)
-                .split(g.k, kbo, kbi, 32, TailStrategy::GuardWithIf)
-                .fuse(g.s, g.r, tap)
-                .gpu_blocks(kbo, tap)
-                .gpu_threads(kbi);
-        });
-        Func lanes = g.dw.update().split(g.rsp.x, rso, rsi, kSplitLanes, TailStrategy::GuardWithIf).rfactor(rsi, u);
-        lanes.compute_at(g.out, kbo).reorder(g.k, u, g.cg, g.s, g.r).gpu_threads(g.k, u);
-        lanes.update()
-            .reorder(g.k, u, rso, g.cg, g.s, g.r)
-            .split(rso, lo, li, 4, TailStrategy::GuardWithIf)
-            .reorder(li, lo, g.k, u)
-            .unroll(li)
-            .gpu_threads(g.k, u);
-        g.dw.compute_at(g.out, kbi);
+        schedule_depthwise_split_sums(g);
         return;
     }
     // Taps inside the thread (a loop around the reduction, not a fused grid index: through a

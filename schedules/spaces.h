@@ -283,6 +283,11 @@ inline int weight_block_frags_n(const BwdWeightMmaGpuParams &p) { return p.tile_
       "depthwise: threads along the splits, the block's other threads_c x threads_k / split_threads along k " \
       "(fewer k a block: 32 or 144 channels leave no thread idle)",                                         \
       1, 2, 4)                                                                                               \
+    X(col_lanes, 1, Compile, "l",                                                                            \
+      "depthwise NCHW: a warp's lanes along a plane's output columns (col_lanes) x rows (32 / col_lanes), "  \
+      "threads_c * threads_k / 32 warps (k) a block, each lane's filter taps in registers over its "        \
+      "columns, the lanes summed in shared memory (1: threads along k)",                                     \
+      1, 8, 16, 32)                                                                                          \
     X(vec, 1, Compile, "v",                                                                                  \
       "4 = a column block's x and dy channels loaded once into registers as 16-byte vectors (C, K "         \
       "multiples of 4, groups 1)",                                                                           \
@@ -397,8 +402,11 @@ inline int gpu_weight_block_channels(const BwdWeightGpuParams &p, int64_t Cg, in
     return p.tile_c * p.threads_c;
 }
 
-// Depthwise: the threads of a block along k (the rest, split_threads, along the splits).
-inline int depthwise_k_threads(const BwdWeightGpuParams &g) { return g.threads_c * g.threads_k / g.split_threads; }
+// Depthwise: the threads of a block along k (the rest, split_threads, along the splits); with
+// col_lanes, a warp (32 lanes along columns and rows) per k.
+inline int depthwise_k_threads(const BwdWeightGpuParams &g) {
+    return g.col_lanes > 1 ? g.threads_c * g.threads_k / 32 : g.threads_c * g.threads_k / g.split_threads;
+}
 // Blocks per reduction split of a GPU backward-weight kernel: what schedules/gpu.cpp puts on the
 // grid per split (the dispatcher sizes the split count from it). Depthwise: k tiles of
 // depthwise_k_threads() threads x tile_k channels (a block holds split_threads splits); else channel
@@ -879,6 +887,16 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             if (!(e = need(p.fuse_taps == 1 && p.tile_c == 1 && p.vec == 1,
                            "depthwise: fuse_taps=1, tile_c=1, vec=1 (threads along k; cg has extent 1)")).empty())
                 return e;
+            if (p.col_lanes > 1) {
+                if (!(e = need(c.layout == Layout::NCHW && c.filter != FilterClass::Any && p.stage == 0,
+                               "col_lanes > 1: layout nchw, a compile-time filter (its taps are a lane's registers), "
+                               "stage=0 (read in place)")).empty())
+                    return e;
+                if (!(e = need(p.tile_k == 1 && p.tile_r == 1 && p.tile_s == 1 && p.unroll_q == 1 && p.split_threads == 1,
+                               "col_lanes > 1: tile_k, tile_r, tile_s, unroll_q, split_threads 1 (a lane holds every "
+                               "tap of one k)")).empty())
+                    return e;
+            }
             if (!(e = need((p.threads_c * p.threads_k) % (8 * p.split_threads) == 0,
                            "depthwise: threads_c * threads_k / split_threads a multiple of 8 (a thread group's loads "
                            "along k fill 32-byte sectors)")).empty())

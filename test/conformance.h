@@ -113,6 +113,17 @@ inline std::vector<ConvProblem> conformance_problems() {
         p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = g.pad;
         out.push_back(with_derived_output(p));
     }
+    // Depthwise 3x3 and 5x5 (MobileNet's, EfficientNet's) at strides 1 and 2, padding R / 2: 37
+    // columns and 13 rows, past a warp's lanes along a plane's columns and rows (col_lanes 8-32:
+    // tails in both), and k past a block's k.
+    for (int f : {3, 5})
+        for (int stride : {1, 2}) {
+            ConvProblem p;
+            p.N = 2, p.C = p.K = p.G = 20, p.H = 13, p.W = 37, p.R = p.S = f;
+            p.stride_h = p.stride_w = stride;
+            p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = f / 2;
+            out.push_back(with_derived_output(p));
+        }
     // A 32x32 plane (a multiple of 4 KiB: the host's NCHW backward-weight stages x in transposed
     // tiles there), with a channel tail, dilation and stride 1 and 2.
     for (int stride : {1, 2}) {
