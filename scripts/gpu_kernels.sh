@@ -6,7 +6,8 @@
 #   KERNELS: kernel names (--list-kernels), each with launch-time knobs after colons if wanted
 #   (NAME:split_blocks=1056)   SHAPES: the suite (shapes/classes.txt)
 #   ITERS: timed calls (10)   CUDA_TESTS: doctest cases of a conformance run first (none)
-#   DIRECTION: -F value (2 = backward-data, 4 = backward-weight)
+#   DIRECTION: -F value (2 = backward-data, 4 = backward-weight)   TARGET: cuda (default) or opencl
+#   (NVIDIA's OpenCL)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/gpu_env.sh  # $bin, $out, cuDNN on LD_LIBRARY_PATH
@@ -23,7 +24,7 @@ for k in $kernels; do
   # Every line: those the kernel cannot implement give an error row (the driver's reason), skipped
   # by the table. -V 0: the rows are checked against cuDNN's output in the same process (the
   # conformance run, CUDA_TESTS, checks the kernels against the double reference first).
-  timeout 240 "$bin/convbwd-driver" --shapes "$shapes" -I "$layout" -F "$F" --target cuda --compare cudnn \
+  timeout 240 "$bin/convbwd-driver" --shapes "$shapes" -I "$layout" -F "$F" --target "${TARGET:-cuda}" --compare cudnn \
       --kernel "${k//:/ }" -t 1 -V 0 -i "${ITERS:-10}" --json > "$out/rows/$k.json" 2> "$out/rows/$k.err"
   rc=$?
   el=$(( $(date +%s) - t0 ))

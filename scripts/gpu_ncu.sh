@@ -4,8 +4,9 @@
 # L1 throughput, global load sectors, and the warps' main stalls. ncu's clocks and cache flushes
 # are its own: compare the kernels within one run, not with the driver's times.
 #   LAYER: an MIOpenDriver line (default: shapes/classes.txt's depthwise layer)
-#   LAYOUT: NCHW | NHWC   DIRECTION: -F value (4 = backward-weight)   KERNELS: names, ':knob=v' allowed
-#   (none: the library's choice, labelled lib:<kernel> from the driver's output)
+#   DIRECTION: -F value (4 = backward-weight)   KERNELS: names, ':knob=v' allowed, each run in its own
+#   layout (none: the library's choice in LAYOUT, NCHW | NHWC, labelled lib:<kernel> from the driver's
+#   output)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=${OUT:-/tmp/convbwd-gpu}
@@ -18,8 +19,10 @@ m=$m,l1tex__throughput.avg.pct_of_peak_sustained_active,l1tex__t_sectors_pipe_ls
 m=$m,lts__t_sector_hit_rate.pct,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
 m=$m,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__inst_executed.sum
 for k in ${KERNELS:-lib}; do
-  force=(--kernel ${k//:/ }); [ "$k" != lib ] || force=()
-  ncu --csv --metrics "$m" "$bin/convbwd-driver" $layer -I "${LAYOUT:-NHWC}" -F "${DIRECTION:-4}" --target cuda \
+  # A named kernel runs in its own layout (the name's third field); the library's choice in LAYOUT.
+  force=(--kernel ${k//:/ }) layout=$(echo "$k" | cut -d_ -f3 | tr a-z A-Z)
+  [ "$k" != lib ] || force=() layout=${LAYOUT:-NHWC}
+  ncu --csv --metrics "$m" "$bin/convbwd-driver" $layer -I "$layout" -F "${DIRECTION:-4}" --target cuda \
       "${force[@]}" -t 1 -i 1 --warmup 0 -V 0 > "$root/ncu_$k.csv" 2> "$root/ncu_$k.err"
   if [ "$k" = lib ]; then  # named by the kernel the library chose
     chosen=$(grep -m1 -oE "kernel [a-z0-9_]+" "$root/ncu_lib.csv" | cut -d' ' -f2)

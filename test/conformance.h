@@ -115,11 +115,11 @@ inline std::vector<ConvProblem> conformance_problems() {
     }
     // Depthwise 3x3 and 5x5 (MobileNet's, EfficientNet's) at strides 1 and 2, padding R / 2: 37
     // columns and 13 rows, past a warp's lanes along a plane's columns and rows (col_lanes 8-32:
-    // tails in both), and k past a block's k.
+    // tails in both), and 21 k: a tail past a block's k (2 or 4 with col_lanes).
     for (int f : {3, 5})
         for (int stride : {1, 2}) {
             ConvProblem p;
-            p.N = 2, p.C = p.K = p.G = 20, p.H = 13, p.W = 37, p.R = p.S = f;
+            p.N = 2, p.C = p.K = p.G = 21, p.H = 13, p.W = 37, p.R = p.S = f;
             p.stride_h = p.stride_w = stride;
             p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = f / 2;
             out.push_back(with_derived_output(p));

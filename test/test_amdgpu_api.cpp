@@ -83,11 +83,14 @@ convbwd_problem problem(int n, int c, int h, int w, int k, int r, int s, int str
 }
 
 // Stride 1 and 2, 1x1 and 3x3, one grouped/dilated problem, one with several blocks per grid
-// dimension: each kernel runs on those of its class.
+// dimension, depthwise 3x3 and 5x5 at stride 1 and 2 (the depthwise kernels' classes): each kernel
+// runs on those of its class.
 std::vector<convbwd_problem> problems() {
-    return {problem(2, 16, 9, 7, 24, 3, 3, 1, 1),  problem(2, 16, 9, 7, 24, 1, 1, 1, 0),
-            problem(2, 16, 10, 9, 24, 3, 3, 2, 1), problem(2, 16, 10, 9, 24, 1, 1, 2, 0),
-            problem(1, 8, 11, 6, 12, 3, 3, 1, 2, 2, 2), problem(4, 64, 20, 20, 64, 3, 3, 1, 1)};
+    return {problem(2, 16, 9, 7, 24, 3, 3, 1, 1),      problem(2, 16, 9, 7, 24, 1, 1, 1, 0),
+            problem(2, 16, 10, 9, 24, 3, 3, 2, 1),     problem(2, 16, 10, 9, 24, 1, 1, 2, 0),
+            problem(1, 8, 11, 6, 12, 3, 3, 1, 2, 2, 2), problem(4, 64, 20, 20, 64, 3, 3, 1, 1),
+            problem(2, 16, 9, 7, 16, 3, 3, 1, 1, 16),  problem(2, 16, 10, 9, 16, 3, 3, 2, 1, 16),
+            problem(1, 24, 13, 37, 24, 5, 5, 1, 2, 24), problem(1, 24, 13, 37, 24, 5, 5, 2, 2, 24)};
 }
 
 size_t dtype_bytes(convbwd_dtype t) { return t == CONVBWD_F32 ? 4 : 2; }
