@@ -364,7 +364,7 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         // (gpu_weight_blocks_per_split() counts them for the split). NCHW either stages x and dy
         // channels-innermost (stage=1: a warp's loads contiguous, at the cost of the copies) or
         // reads them in place (stage=0: a thread walks its own plane's rows, a warp's loads 32
-        // planes apart, which L1 serves on small planes: the 3x3 defaults since 2026-11-27).
+        // planes apart, which L1 serves on small planes; col_lanes above puts the lanes along a plane).
         // tile_r: that many filter rows per thread too, so one pass over the split's columns
         // serves tile_r x tile_s taps (a column's dy is loaded once for all of them).
         // split_threads: the block's threads along k (depthwise_k_threads) x that many splits, so
