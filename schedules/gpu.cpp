@@ -320,39 +320,47 @@ void schedule_depthwise_split_sums(BwdWeightGraph &g) {
 void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, const ConvArgs &a, Layout layout,
                              StrideClass sc, FilterClass fc, GroupClass gc) {
     if (gc == GroupClass::Depthwise && p.col_lanes > 1) {
-        // Depthwise NCHW, col_lanes: a warp per k of the block (depthwise_k_threads warps), its 32
-        // lanes along a row's output columns (col_lanes) x rows (32 / col_lanes), so a warp's dy
-        // loads are consecutive columns of one plane (x's: the same, shifted by the taps, which L1
-        // serves). partial's reduction is rfactored over those lanes (cols): each lane sums every
-        // tap of its k over its columns and rows of the split in registers (R x S, a compile-time
-        // filter: valid()), the warp's lanes write their sums to shared memory (colw), and a thread
-        // per (tap, k) adds the 32 lanes in order into ws: a fixed order, bit-identical from run to
-        // run. Blocks along k tiles and splits (gpu_weight_blocks_per_split()).
-        const int cl = p.col_lanes, rl = 32 / cl, kw = depthwise_k_threads(p), taps = class_consts(sc, fc).filter;
-        Var kbo("kbo"), kbi("kbi"), u("u"), v("v"), lane("lane"), tap("tap");
+        // Depthwise, col_lanes: read in place, a warp's 32 lanes along the output columns (col_lanes)
+        // x rows (NCHW: a warp per k, its dy loads consecutive columns of one plane) or x k (NHWC:
+        // k_lanes consecutive channels, its loads col_lanes runs of them); x's loads are the same
+        // shifted by the taps (which L1 serves). partial's reduction is rfactored over those lanes
+        // (cols): each lane sums every tap of its k over its columns and rows of the split in
+        // registers (R x S, a compile-time filter: valid()), the lanes write their sums to shared
+        // memory (colw), and a thread per (tap, k) (NCHW) or per k (NHWC) adds a k's lanes in order
+        // into ws: a fixed order, bit-identical from run to run. Blocks along k tiles of
+        // depthwise_k_threads() and splits (gpu_weight_blocks_per_split()).
+        const bool nchw = layout == Layout::NCHW;
+        const int cl = p.col_lanes, kl = p.k_lanes, rl = nchw ? 32 / cl : 1, kw = depthwise_k_threads(p);
+        const int taps = class_consts(sc, fc).filter;
+        Var kbo("kbo"), kbi("kbi"), u("u"), v("v"), lane("lane"), tap("tap"), kwo("kwo"), kwi("kwi");
         RVar qo("qo"), qi("qi"), yo("yo"), yi("yi");
-        Func cols = g.partial.update()
-                        .split(g.rr.x, qo, qi, cl, TailStrategy::GuardWithIf)
-                        .split(g.rr.y, yo, yi, rl, TailStrategy::GuardWithIf)
-                        .rfactor({{qi, u}, {yi, v}});
+        Func cols = nchw ? g.partial.update()
+                               .split(g.rr.x, qo, qi, cl, TailStrategy::GuardWithIf)
+                               .split(g.rr.y, yo, yi, rl, TailStrategy::GuardWithIf)
+                               .rfactor({{qi, u}, {yi, v}})
+                         : g.partial.update().split(g.rr.x, qo, qi, cl, TailStrategy::GuardWithIf).rfactor(qi, u);
         g.ws.bound(g.s, 0, taps).bound(g.r, 0, taps).bound(g.cg, 0, 1);
-        g.ws.split(g.k, kbo, kbi, kw, TailStrategy::GuardWithIf)
-            .fuse(g.s, g.r, tap)
-            .reorder(tap, g.cg, kbi, kbo, g.sp)
-            .gpu_blocks(kbo, g.sp)
-            .gpu_threads(tap, kbi);
-        g.partial.compute_at(g.ws, tap).store_in(MemoryType::Register);
+        g.ws.split(g.k, kbo, kbi, kw, TailStrategy::GuardWithIf);
         Func colw = cols.in(g.partial);
-        colw.compute_at(g.ws, kbo)
-            .store_in(MemoryType::GPUShared)
-            .reorder(g.s, g.r, g.cg, u, v, g.k, g.sp)
-            .fuse(u, v, lane)
-            .gpu_threads(lane, g.k)
-            .unroll(g.s)
-            .unroll(g.r)
-            .unroll(g.cg);
+        colw.compute_at(g.ws, kbo).store_in(MemoryType::GPUShared);
+        if (nchw) {  // a warp's lanes (u, v) one k's
+            g.ws.fuse(g.s, g.r, tap).reorder(tap, g.cg, kbi, kbo, g.sp).gpu_blocks(kbo, g.sp).gpu_threads(tap, kbi);
+            g.partial.compute_at(g.ws, tap).store_in(MemoryType::Register);
+            colw.reorder(g.s, g.r, g.cg, u, v, g.k, g.sp).fuse(u, v, lane).gpu_threads(lane, g.k);
+        } else {  // a warp's lanes (k_lanes k, u), k innermost; ws a thread per k (the block's lanes x warps)
+            g.ws.reorder(g.s, g.r, g.cg, kbi, kbo, g.sp).gpu_blocks(kbo, g.sp).gpu_threads(kbi).unroll(g.s).unroll(g.r);
+            g.partial.compute_at(g.ws, kbi).store_in(MemoryType::Register).unroll(g.s).unroll(g.r);
+            g.partial.update().unroll(g.s).unroll(g.r);
+            colw.split(g.k, kwo, kwi, kl, TailStrategy::GuardWithIf)
+                .reorder(g.s, g.r, g.cg, kwi, u, kwo, g.sp)
+                .fuse(kwi, u, lane)
+                .gpu_threads(lane, kwo);
+        }
+        colw.unroll(g.s).unroll(g.r).unroll(g.cg);
         cols.compute_at(colw, lane).store_in(MemoryType::Register).unroll(g.s).unroll(g.r).unroll(g.cg);
-        cols.update().reorder(g.s, g.r, g.cg, qo, yo).unroll(g.s).unroll(g.r).unroll(g.cg);
+        if (nchw) cols.update().reorder(g.s, g.r, g.cg, qo, yo);
+        else cols.update().reorder(g.s, g.r, g.cg, qo, g.rr.y);
+        cols.update().unroll(g.s).unroll(g.r).unroll(g.cg);
         schedule_depthwise_split_sums(g);
         return;
     }

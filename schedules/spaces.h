@@ -284,10 +284,14 @@ inline int weight_block_frags_n(const BwdWeightMmaGpuParams &p) { return p.tile_
       "(fewer k a block: 32 or 144 channels leave no thread idle)",                                         \
       1, 2, 4)                                                                                               \
     X(col_lanes, 1, Compile, "l",                                                                            \
-      "depthwise NCHW: a warp's lanes along a plane's output columns (col_lanes) x rows (32 / col_lanes), "  \
-      "threads_c * threads_k / 32 warps (k) a block, each lane's filter taps in registers over its "        \
-      "columns, the lanes summed in shared memory (1: threads along k)",                                     \
-      1, 8, 16, 32)                                                                                          \
+      "depthwise: a warp's lanes along the output columns (col_lanes) x k (k_lanes) x rows (the rest), "    \
+      "threads_c * threads_k / 32 warps a block, each lane's filter taps in registers over its columns "   \
+      "and rows, the lanes summed in shared memory (1: threads along k)",                                    \
+      1, 4, 8, 16, 32)                                                                                       \
+    X(k_lanes, 1, Compile, "j",                                                                              \
+      "depthwise, col_lanes > 1: a warp's lanes along k (NHWC: 32 / col_lanes consecutive channels, so a "  \
+      "warp's loads are col_lanes runs of k_lanes channels; NCHW: 1, the rest of the warp along rows)",     \
+      1, 2, 4, 8)                                                                                            \
     X(vec, 1, Compile, "v",                                                                                  \
       "4 = a column block's x and dy channels loaded once into registers as 16-byte vectors (C, K "         \
       "multiples of 4, groups 1)",                                                                           \
@@ -402,10 +406,10 @@ inline int gpu_weight_block_channels(const BwdWeightGpuParams &p, int64_t Cg, in
     return p.tile_c * p.threads_c;
 }
 
-// Depthwise: the threads of a block along k (the rest, split_threads, along the splits); with
-// col_lanes, a warp (32 lanes along columns and rows) per k.
+// Depthwise: the k of a block, a thread's each (the rest, split_threads, along the splits); with
+// col_lanes, k_lanes a warp (its 32 lanes along columns, k and rows).
 inline int depthwise_k_threads(const BwdWeightGpuParams &g) {
-    return g.col_lanes > 1 ? g.threads_c * g.threads_k / 32 : g.threads_c * g.threads_k / g.split_threads;
+    return g.col_lanes > 1 ? g.threads_c * g.threads_k / 32 * g.k_lanes : g.threads_c * g.threads_k / g.split_threads;
 }
 // Blocks per reduction split of a GPU backward-weight kernel: what schedules/gpu.cpp puts on the
 // grid per split (the dispatcher sizes the split count from it). Depthwise: k tiles of
@@ -887,10 +891,15 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             if (!(e = need(p.fuse_taps == 1 && p.tile_c == 1 && p.vec == 1,
                            "depthwise: fuse_taps=1, tile_c=1, vec=1 (threads along k; cg has extent 1)")).empty())
                 return e;
+            if (!(e = need(p.col_lanes > 1 || p.k_lanes == 1, "k_lanes > 1 needs col_lanes > 1")).empty()) return e;
             if (p.col_lanes > 1) {
-                if (!(e = need(c.layout == Layout::NCHW && c.filter != FilterClass::Any && p.stage == 0,
-                               "col_lanes > 1: layout nchw, a compile-time filter (its taps are a lane's registers), "
-                               "stage=0 (read in place)")).empty())
+                if (!(e = need(c.filter != FilterClass::Any && p.stage == 0,
+                               "col_lanes > 1: a compile-time filter (its taps are a lane's registers), stage=0 (read in "
+                               "place)")).empty())
+                    return e;
+                if (!(e = need(c.layout == Layout::NCHW ? p.k_lanes == 1 : p.col_lanes * p.k_lanes == 32,
+                               "col_lanes > 1: NCHW k_lanes 1 (the warp's other lanes along rows), NHWC col_lanes * "
+                               "k_lanes = 32 (a warp's loads runs of consecutive channels)")).empty())
                     return e;
                 if (!(e = need(p.tile_k == 1 && p.tile_r == 1 && p.tile_s == 1 && p.unroll_q == 1 && p.split_threads == 1,
                                "col_lanes > 1: tile_k, tile_r, tile_s, unroll_q, split_threads 1 (a lane holds every "
