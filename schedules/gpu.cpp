@@ -330,7 +330,7 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         // into ws: a fixed order, bit-identical from run to run. Blocks along k tiles of
         // depthwise_k_threads() and splits (gpu_weight_blocks_per_split()).
         const bool nchw = layout == Layout::NCHW;
-        const int cl = p.col_lanes, kl = p.k_lanes, rl = nchw ? 32 / cl : 1, kw = depthwise_k_threads(p);
+        const int cl = p.col_lanes, kl = p.k_lanes, rl = depthwise_row_lanes(p), kw = depthwise_k_threads(p);
         const int taps = class_consts(sc, fc).filter;
         Var kbo("kbo"), kbi("kbi"), u("u"), v("v"), lane("lane"), tap("tap"), kwo("kwo"), kwi("kwi");
         RVar qo("qo"), qi("qi"), yo("yo"), yi("yi");

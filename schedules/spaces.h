@@ -406,10 +406,15 @@ inline int gpu_weight_block_channels(const BwdWeightGpuParams &p, int64_t Cg, in
     return p.tile_c * p.threads_c;
 }
 
+// Depthwise with col_lanes: the lanes of the warp that col_lanes x k_lanes x rows span (half an AMD
+// wave; the lanes are summed through shared memory, not by warp shuffles), and its rows.
+constexpr int kDepthwiseWarpLanes = 32;
+inline int depthwise_row_lanes(const BwdWeightGpuParams &g) { return kDepthwiseWarpLanes / (g.col_lanes * g.k_lanes); }
 // Depthwise: the k of a block, a thread's each (the rest, split_threads, along the splits); with
-// col_lanes, k_lanes a warp (its 32 lanes along columns, k and rows).
+// col_lanes, k_lanes a warp.
 inline int depthwise_k_threads(const BwdWeightGpuParams &g) {
-    return g.col_lanes > 1 ? g.threads_c * g.threads_k / 32 * g.k_lanes : g.threads_c * g.threads_k / g.split_threads;
+    return g.col_lanes > 1 ? g.threads_c * g.threads_k / kDepthwiseWarpLanes * g.k_lanes
+                           : g.threads_c * g.threads_k / g.split_threads;
 }
 // Blocks per reduction split of a GPU backward-weight kernel: what schedules/gpu.cpp puts on the
 // grid per split (the dispatcher sizes the split count from it). Depthwise: k tiles of
@@ -897,7 +902,7 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
                                "col_lanes > 1: a compile-time filter (its taps are a lane's registers), stage=0 (read in "
                                "place)")).empty())
                     return e;
-                if (!(e = need(c.layout == Layout::NCHW ? p.k_lanes == 1 : p.col_lanes * p.k_lanes == 32,
+                if (!(e = need(c.layout == Layout::NCHW ? p.k_lanes == 1 : p.col_lanes * p.k_lanes == kDepthwiseWarpLanes,
                                "col_lanes > 1: NCHW k_lanes 1 (the warp's other lanes along rows), NHWC col_lanes * "
                                "k_lanes = 32 (a warp's loads runs of consecutive channels)")).empty())
                     return e;

@@ -28,6 +28,8 @@ memcheck() {
       --test-suite=kernels "--test-case=$1" > "$out/test_memcheck.log" 2>&1
   echo "rc=$? $(grep -E '^\[doctest\] (test cases|assertions)|ERROR SUMMARY' "$out/test_memcheck.log" | tr '\n' ' ')"
 }
+# kernel_layout NAME: a kernel's layout, NCHW | NHWC (its name's third field; launch knobs after a colon).
+kernel_layout() { echo "$1" | cut -d_ -f3 | tr a-z A-Z; }
 # base_table DIR BASES [TABLE]: the rows of DIR/rows/ (else of DIR/kernels.tgz: scripts/gpu_kernels.sh)
 # as one line per kernel: geomeans of cuDNN / kernel in its layout and against cuDNN's faster layout,
 # and of the own time of its layout's base (BASES: the layouts' base kernels, comma-separated) over the

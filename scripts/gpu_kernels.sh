@@ -20,7 +20,7 @@ mkdir -p "$out/rows"
 total=$(echo $kernels | wc -w); i=0; t0=$(date +%s)
 for k in $kernels; do
   i=$((i + 1))
-  layout=$(echo "$k" | cut -d_ -f3 | tr a-z A-Z)
+  layout=$(kernel_layout "$k")
   # Every line: those the kernel cannot implement give an error row (the driver's reason), skipped
   # by the table. -V 0: the rows are checked against cuDNN's output in the same process (the
   # conformance run, CUDA_TESTS, checks the kernels against the double reference first).

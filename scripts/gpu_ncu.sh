@@ -20,7 +20,7 @@ m=$m,lts__t_sector_hit_rate.pct,smsp__average_warps_issue_stalled_long_scoreboar
 m=$m,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__inst_executed.sum
 for k in ${KERNELS:-lib}; do
   # A named kernel runs in its own layout (the name's third field); the library's choice in LAYOUT.
-  force=(--kernel ${k//:/ }) layout=$(echo "$k" | cut -d_ -f3 | tr a-z A-Z)
+  force=(--kernel ${k//:/ }) layout=$(kernel_layout "$k")
   [ "$k" != lib ] || force=() layout=${LAYOUT:-NHWC}
   ncu --csv --metrics "$m" "$bin/convbwd-driver" $layer -I "$layout" -F "${DIRECTION:-4}" --target cuda \
       "${force[@]}" -t 1 -i 1 --warmup 0 -V 0 > "$root/ncu_$k.csv" 2> "$root/ncu_$k.err"
