@@ -254,7 +254,8 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     // not pay the tile's partial update every few FMAs.
     Var row("row");
     RVar rbo("rbo"), rbi("rbi");
-    Expr rows_per_tile = max(1, min(g.rows, 64 / max(1, a.Q)));
+    // c_outer: every row of the split in one pass (x is staged for them all anyway).
+    Expr rows_per_tile = p.c_outer ? g.rows : max(1, min(g.rows, 64 / max(1, a.Q)));
     g.partial.update().split(g.rr.y, rbo, rbi, rows_per_tile, TailStrategy::GuardWithIf);
     Func rowsum = g.partial.update().rfactor(rbo, row);
     // k tiles of TK; TK = 1 is k itself (a split by 1 made Halide 21 infer dy's k extent as
@@ -264,8 +265,15 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     };
     Stage u = g.partial.update();
     split_k(u.split(g.cg, cgo, cgi, TC, TailStrategy::GuardWithIf).split(cgi, cvo, cvi, V, TailStrategy::GuardWithIf));
-    if (TK > 1) u.reorder(cvi, cvo, ki, g.s, g.r, ko, cgo, rbo, g.sp);
-    else u.reorder(cvi, cvo, g.s, g.r, ko, cgo, rbo, g.sp);
+    // c_outer: the row blocks inside each c tile, so a row block's update of partial touches only
+    // that tile's slice (in L2), x staged once per c tile for the split's rows.
+    if (p.c_outer) {
+        if (TK > 1) u.reorder(cvi, cvo, ki, g.s, g.r, ko, rbo, cgo, g.sp);
+        else u.reorder(cvi, cvo, g.s, g.r, ko, rbo, cgo, g.sp);
+    } else {
+        if (TK > 1) u.reorder(cvi, cvo, ki, g.s, g.r, ko, cgo, rbo, g.sp);
+        else u.reorder(cvi, cvo, g.s, g.r, ko, cgo, rbo, g.sp);
+    }
     u.vectorize(cvi).unroll(cvo);
     rowsum.compute_at(g.partial, g.s).bound_storage(g.cg, TC).bound_storage(g.k, TK);  // constant: registers
     for (Stage st : {Stage(rowsum), rowsum.update()}) {  // a region of at most TC x TK: unrolled
@@ -281,7 +289,9 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     // with no range test or clamp. (Staging x_f per split instead covered whole images: at batch
     // 1 every split transposed the whole input.)
     std::vector<Var> xv = g.x_row.args();  // (xx, tr, c, rw)
-    g.x_row.compute_at(g.partial, rbo).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
+    if (p.c_outer) g.x_row.compute_at(g.partial, cgo);
+    else g.x_row.compute_at(g.partial, rbo);
+    g.x_row.reorder_storage(xv[2], xv[0], xv[1], xv[3]);
     auto channel_vectors = [&](Stage st) {
         st.reorder(xv[2], xv[0], xv[1], xv[3]).vectorize(xv[2], V, TailStrategy::GuardWithIf);
     };

@@ -89,6 +89,11 @@ CONVBWD_DEFINE_PARAMS(BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
     X(vec, 8, Compile, "v", "f32 SIMD lanes", 4, 8, 16)                                                  \
     X(k_tasks, 4, Compile, "kt",                                                                         \
       "k tiles per parallel task within a split, at least (at most 4 tasks a split; x's rows are staged once per task)", 1, 2, 4, 8, 16, 64) \
+    X(c_outer, 0, Compile, "o",                                                                           \
+      "1: the c tiles outside the row blocks, x staged per c tile over the split's rows, so the part of "  \
+      "the filter gradient a row block updates stays in L2 (layers whose C*K*R*S outgrows L2 against "   \
+      "few pixels: DeepLab's ASPP); 0: x staged per row block",                                          \
+      0, 1)                                                                                              \
     X(max_splits, 16, Launch, "",                                                                       \
       "partial sums over the N*P rows (the reduction split; min(this, rows), so results never depend "  \
       "on the machine)",                                                                                \

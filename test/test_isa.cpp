@@ -60,4 +60,29 @@ TEST_CASE("isa: host kernels run the variant convbwd_host_isa() names, within CO
 #endif
 }
 
+TEST_CASE("isa: the dispatcher's defaults have vectors no wider than the ISA the host kernels run at") {
+    // Inception-v3's 1x7 layer (batch 1): its NHWC backward-data default is a vec=16 kernel, followed
+    // by one for 8-lane vectors; the second runs where the kernels run at AVX2 or below (a kernel
+    // named by a tuning database or --kernel still runs at any width: kernels-host-avx2 runs them).
+    const std::string isa = convbwd_host_isa();
+    ConvProblem p{.N = 1, .C = 128, .H = 17, .W = 17, .K = 128, .R = 1, .S = 7, .pad_left = 3, .pad_right = 3,
+                  .layout = Layout::NHWC};
+    p = with_derived_output(p);
+    for (convbwd_direction d : {CONVBWD_BWD_DATA, CONVBWD_BWD_WEIGHT}) {
+        convbwd_problem c = to_c(p);
+        const char *name = nullptr;
+        REQUIRE(convbwd_select_kernel(&c, d, CONVBWD_F32, CONVBWD_NHWC, nullptr, &name) == CONVBWD_SUCCESS);
+        const std::string k = name;
+        const KernelInfo *info = find_kernel(k);
+        REQUIRE(info);
+        const int vec = kernel_knobs(*info).get("vec");
+        CAPTURE(k);
+        CAPTURE(isa);
+        CHECK(vec <= (isa == "avx512" ? 16 : 8));
+        const bool wide_default = find_kernel(d == CONVBWD_BWD_DATA ? "bwdd_f32_nhwc_s1_any_host_c2x5v16pr16"
+                                                                    : "bwdw_f32_nhwc_s1_any_host_c4k6v16o") != nullptr;
+        if (isa == "avx512" && wide_default) CHECK(vec == 16);
+    }
+}
+
 }  // TEST_SUITE

@@ -147,6 +147,21 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
     return {};
 }
 
+// A performance condition of the defaults only (a kernel named by --kernel or a tuning database
+// still runs): a host kernel whose f32 vectors (its vec knob) are wider than the ISA its variant
+// runs at here (convbwd_host_isa(), within CONVBWD_MAX_CPU_ISA) runs each as several narrower
+// ones with as many more registers for its tiles; the next default, tuned for that ISA, runs
+// (classes.txt's vec=16 defaults on the AVX2 variant: 0.35-0.65x of the vec=8 ones they follow).
+static std::string wider_than_host(const KernelInfo &k) {
+    if (k.device != Device::Host) return {};
+    const int vec = kernel_knobs(k).get("vec");
+    const char *isa = host_isa();
+    const int lanes = std::strcmp(isa, "avx512") == 0 ? 16 : 8;  // SSE4.1 runs the vec=8 defaults as pairs
+    if (vec <= lanes) return {};
+    return "vec: the kernel's f32 vectors of " + std::to_string(vec) + " lanes are wider than this host's (" + isa +
+           ": " + std::to_string(lanes) + " lanes); a default for narrower vectors follows";
+}
+
 Selection select_kernel(const Query &q, std::string *why_none) {
     const bool verbose = verbose_dispatch();
     bool why_none_specific = false;
@@ -176,6 +191,7 @@ Selection select_kernel(const Query &q, std::string *why_none) {
         if (k->role != Role::Default) continue;  // candidates and baselines run only when named
         Selection sel = select_as_built(*k, "kernel list");
         std::string why = cannot_implement(sel, q);
+        if (why.empty()) why = wider_than_host(*k);
         if (why.empty()) {
             if (verbose) std::fprintf(stderr, "convbwd dispatch: [%s] chose %s\n", key.c_str(), k->name);
             return sel;
