@@ -61,9 +61,10 @@ TEST_CASE("isa: host kernels run the variant convbwd_host_isa() names, within CO
 }
 
 TEST_CASE("isa: the dispatcher's defaults have vectors no wider than the ISA the host kernels run at") {
-    // Inception-v3's 1x7 layer (batch 1): its NHWC backward-data default is a vec=16 kernel, followed
-    // by one for 8-lane vectors; the second runs where the kernels run at AVX2 or below (a kernel
-    // named by a tuning database or --kernel still runs at any width: kernels-host-avx2 runs them).
+    // Inception-v3's 1x7 layer (batch 1): its NHWC defaults are vec=16 kernels, followed by ones
+    // for 8-lane vectors; those run where the kernels run at AVX2 or below, or where the channels
+    // do not fill two of the wide kernel's tiles (a kernel named by a tuning database or --kernel
+    // still runs at any width: kernels-host-avx2 runs them).
     const std::string isa = convbwd_host_isa();
     ConvProblem p{.N = 1, .C = 128, .H = 17, .W = 17, .K = 128, .R = 1, .S = 7, .pad_left = 3, .pad_right = 3,
                   .layout = Layout::NHWC};
@@ -80,8 +81,17 @@ TEST_CASE("isa: the dispatcher's defaults have vectors no wider than the ISA the
         CAPTURE(isa);
         CHECK(vec <= (isa == "avx512" ? 16 : 8));
         const bool wide_default = find_kernel(d == CONVBWD_BWD_DATA ? "bwdd_f32_nhwc_s1_any_host_c2x5v16pr16"
-                                                                    : "bwdw_f32_nhwc_s1_any_host_c4k6v16o") != nullptr;
+                                                                    : "bwdw_f32_nhwc_s1_any_host_c2k8v16o") != nullptr;
         if (isa == "avx512" && wide_default) CHECK(vec == 16);
+        // 48 channels fill no two 32-channel tiles of those kernels: an 8-lane default takes it.
+        ConvProblem narrow = p;
+        narrow.C = 48;
+        convbwd_problem cn = to_c(narrow);
+        REQUIRE(convbwd_select_kernel(&cn, d, CONVBWD_F32, CONVBWD_NHWC, nullptr, &name) == CONVBWD_SUCCESS);
+        const KernelInfo *ninfo = find_kernel(name);
+        REQUIRE(ninfo);
+        CAPTURE(std::string(name));
+        CHECK(kernel_knobs(*ninfo).get("vec") <= 8);
     }
 }
 

@@ -147,19 +147,28 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
     return {};
 }
 
-// A performance condition of the defaults only (a kernel named by --kernel or a tuning database
-// still runs): a host kernel whose f32 vectors (its vec knob) are wider than the ISA its variant
-// runs at here (convbwd_host_isa(), within CONVBWD_MAX_CPU_ISA) runs each as several narrower
-// ones with as many more registers for its tiles; the next default, tuned for that ISA, runs
-// (classes.txt's vec=16 defaults on the AVX2 variant: 0.35-0.65x of the vec=8 ones they follow).
-static std::string wider_than_host(const KernelInfo &k) {
+// Performance conditions of the host defaults with 16-lane vectors (a kernel named by --kernel or
+// a tuning database still runs); the 8-lane defaults after them in the manifest take what they
+// leave. (1) Vectors wider than the ISA the host kernels run at here (convbwd_host_isa(), within
+// CONVBWD_MAX_CPU_ISA): each runs as several narrower ones, with as many more registers for the
+// tile (classes.txt on the AVX2 variant: 0.35-0.78x of the 8-lane defaults). (2) Channels that do
+// not fill at least two of the kernel's channel tiles (vec x tile_c) exactly: the masked tail
+// tile runs apart (GoogLeNet's 16- and 48-channel 5x5 layers: 0.1-0.5x of the 8-lane defaults,
+// Inception's 160-channel ones 0.3-0.5x on a 64-channel tile).
+static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p) {
     if (k.device != Device::Host) return {};
-    const int vec = kernel_knobs(k).get("vec");
+    const KnobValues &kv = kernel_knobs(k);
+    const int vec = kv.get("vec");
+    if (vec <= 8) return {};
     const char *isa = host_isa();
-    const int lanes = std::strcmp(isa, "avx512") == 0 ? 16 : 8;  // SSE4.1 runs the vec=8 defaults as pairs
-    if (vec <= lanes) return {};
-    return "vec: the kernel's f32 vectors of " + std::to_string(vec) + " lanes are wider than this host's (" + isa +
-           ": " + std::to_string(lanes) + " lanes); a default for narrower vectors follows";
+    if (std::strcmp(isa, "avx512") != 0)
+        return "vec: the kernel's f32 vectors of " + std::to_string(vec) + " lanes are wider than this host's (" + isa +
+               ": 8 lanes); a default for narrower vectors follows";
+    const int tile = vec * std::max(1, kv.get("tile_c")), cg = p.C / std::max(1, p.G);
+    if (cg % tile != 0 || cg < 2 * tile)
+        return "channels: c / groups = " + std::to_string(cg) + " is not a multiple of two or more of the kernel's " +
+               std::to_string(tile) + "-channel tiles (16-lane vectors x tile_c); a default for narrower tiles follows";
+    return {};
 }
 
 Selection select_kernel(const Query &q, std::string *why_none) {
@@ -191,7 +200,7 @@ Selection select_kernel(const Query &q, std::string *why_none) {
         if (k->role != Role::Default) continue;  // candidates and baselines run only when named
         Selection sel = select_as_built(*k, "kernel list");
         std::string why = cannot_implement(sel, q);
-        if (why.empty()) why = wider_than_host(*k);
+        if (why.empty()) why = host_default_misfit(*k, q.problem);
         if (why.empty()) {
             if (verbose) std::fprintf(stderr, "convbwd dispatch: [%s] chose %s\n", key.c_str(), k->name);
             return sel;
