@@ -159,11 +159,10 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     if (k.device != Device::Host) return {};
     const KnobValues &kv = kernel_knobs(k);
     const int vec = kv.get("vec");
-    if (vec <= 8) return {};
-    const char *isa = host_isa();
-    if (std::strcmp(isa, "avx512") != 0)
-        return "vec: the kernel's f32 vectors of " + std::to_string(vec) + " lanes are wider than this host's (" + isa +
-               ": 8 lanes); a default for narrower vectors follows";
+    if (vec <= 8) return {};  // the 8-lane defaults are the last ones: SSE4.1 runs them as pairs
+    if (const int lanes = host_f32_lanes(); vec > lanes)
+        return "vec: the kernel's f32 vectors of " + std::to_string(vec) + " lanes are wider than this host's (" +
+               host_isa() + ": " + std::to_string(lanes) + " lanes); a default for narrower vectors follows";
     const int tile = vec * std::max(1, kv.get("tile_c")), cg = p.C / std::max(1, p.G);
     if (cg % tile != 0 || cg < 2 * tile)
         return "channels: c / groups = " + std::to_string(cg) + " is not a multiple of two or more of the kernel's " +

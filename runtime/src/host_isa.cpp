@@ -101,6 +101,11 @@ const char *host_isa() {
     return "baseline";
 }
 
+int host_f32_lanes() {
+    const char *isa = host_isa();
+    return std::strcmp(isa, "avx512") == 0 ? 16 : std::strcmp(isa, "avx2") == 0 ? 8 : 4;
+}
+
 long host_variant_runs(const char *isa) {
     if (std::strcmp(isa, "refused") == 0) return g_refused.load();
     for (Isa i : {Isa::Sse41, Isa::Avx2, Isa::Avx512})

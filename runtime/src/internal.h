@@ -204,6 +204,7 @@ int raw_enum(const E &e) {
 // "refused": how many requests the cap refused.
 void install_host_isa_hook();
 const char *host_isa();
+int host_f32_lanes();  // the f32 lanes of a vector register at that level (16, 8, 4)
 long host_variant_runs(const char *isa);
 
 }  // namespace convbwd
