@@ -267,13 +267,12 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     split_k(u.split(g.cg, cgo, cgi, TC, TailStrategy::GuardWithIf).split(cgi, cvo, cvi, V, TailStrategy::GuardWithIf));
     // c_outer: the row blocks inside each c tile, so a row block's update of partial touches only
     // that tile's slice (in L2), x staged once per c tile for the split's rows.
-    if (p.c_outer) {
-        if (TK > 1) u.reorder(cvi, cvo, ki, g.s, g.r, ko, rbo, cgo, g.sp);
-        else u.reorder(cvi, cvo, g.s, g.r, ko, rbo, cgo, g.sp);
-    } else {
-        if (TK > 1) u.reorder(cvi, cvo, ki, g.s, g.r, ko, cgo, rbo, g.sp);
-        else u.reorder(cvi, cvo, g.s, g.r, ko, cgo, rbo, g.sp);
-    }
+    const VarOrRVar inner_block = p.c_outer ? VarOrRVar(rbo) : VarOrRVar(cgo), outer_block = p.c_outer ? VarOrRVar(cgo) : VarOrRVar(rbo);
+    std::vector<VarOrRVar> order = {cvi, cvo};
+    if (TK > 1) order.push_back(ki);
+    for (const VarOrRVar &v : {VarOrRVar(g.s), VarOrRVar(g.r), VarOrRVar(ko), inner_block, outer_block, VarOrRVar(g.sp)})
+        order.push_back(v);
+    u.reorder(order);
     u.vectorize(cvi).unroll(cvo);
     rowsum.compute_at(g.partial, g.s).bound_storage(g.cg, TC).bound_storage(g.k, TK);  // constant: registers
     for (Stage st : {Stage(rowsum), rowsum.update()}) {  // a region of at most TC x TK: unrolled
@@ -289,9 +288,7 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     // with no range test or clamp. (Staging x_f per split instead covered whole images: at batch
     // 1 every split transposed the whole input.)
     std::vector<Var> xv = g.x_row.args();  // (xx, tr, c, rw)
-    if (p.c_outer) g.x_row.compute_at(g.partial, cgo);
-    else g.x_row.compute_at(g.partial, rbo);
-    g.x_row.reorder_storage(xv[2], xv[0], xv[1], xv[3]);
+    g.x_row.compute_at(LoopLevel(g.partial, outer_block)).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
     auto channel_vectors = [&](Stage st) {
         st.reorder(xv[2], xv[0], xv[1], xv[3]).vectorize(xv[2], V, TailStrategy::GuardWithIf);
     };

@@ -163,7 +163,10 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     if (const int lanes = host_f32_lanes(); vec > lanes)
         return "vec: the kernel's f32 vectors of " + std::to_string(vec) + " lanes are wider than this host's (" +
                host_isa() + ": " + std::to_string(lanes) + " lanes); a default for narrower vectors follows";
-    const int tile = vec * std::max(1, kv.get("tile_c")), cg = p.C / std::max(1, p.G);
+    // The register tile's channels, as the family's group traits give them (schedules/spaces.h: the
+    // packed backward-data tile, group_channel_tile; backward-weight's, group_channels_min).
+    const GroupChannels gcs = group_channels(k);
+    const int tile = std::max(gcs.tile, gcs.min), cg = p.C / std::max(1, p.G);
     if (cg % tile != 0 || cg < 2 * tile)
         return "channels: c / groups = " + std::to_string(cg) + " is not a multiple of two or more of the kernel's " +
                std::to_string(tile) + "-channel tiles (16-lane vectors x tile_c); a default for narrower tiles follows";

@@ -93,18 +93,24 @@ void install_host_isa_hook() { halide_set_custom_can_use_target_features(&can_us
 #ifndef CONVBWD_HOST_MAX_ISA
 #define CONVBWD_HOST_MAX_ISA 2
 #endif
-const char *host_isa() {
-    // The best level this machine has, the cap allows and the build compiled a variant of
-    // (CONVBWD_HOST_TARGETS: an AVX2-only build runs its AVX2 code on an AVX-512 machine).
-    for (Isa i : {Isa::Avx512, Isa::Avx2, Isa::Sse41})
-        if ((int)i <= CONVBWD_HOST_MAX_ISA && (cap() == Isa::Unlimited || i <= cap()) && cpu_has(i)) return name_of(i);
-    return "baseline";
+namespace {
+// The best level this machine has, the cap allows and the build compiled a variant of
+// (CONVBWD_HOST_TARGETS: an AVX2-only build runs its AVX2 code on an AVX-512 machine); -1: none
+// (not x86). Found once: the CPU and the cap do not change while the process runs (the
+// dispatcher asks on every call).
+int run_level() {
+    static const int level = [] {
+        for (Isa i : {Isa::Avx512, Isa::Avx2, Isa::Sse41})
+            if ((int)i <= CONVBWD_HOST_MAX_ISA && (cap() == Isa::Unlimited || i <= cap()) && cpu_has(i)) return (int)i;
+        return -1;
+    }();
+    return level;
 }
+}  // namespace
 
-int host_f32_lanes() {
-    const char *isa = host_isa();
-    return std::strcmp(isa, "avx512") == 0 ? 16 : std::strcmp(isa, "avx2") == 0 ? 8 : 4;
-}
+const char *host_isa() { return run_level() < 0 ? "baseline" : name_of((Isa)run_level()); }
+
+int host_f32_lanes() { return run_level() == (int)Isa::Avx512 ? 16 : run_level() == (int)Isa::Avx2 ? 8 : 4; }
 
 long host_variant_runs(const char *isa) {
     if (std::strcmp(isa, "refused") == 0) return g_refused.load();
