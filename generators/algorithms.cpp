@@ -249,7 +249,17 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
         src_q = clamp(src_q, -1, a.Q);
         src_p = clamp(src_p, -1, a.P);
     }
-    g.acc(g.mx, g.phx, g.my, g.phy, c, n) += g.dy_f(src_q, src_p, k_of, n) * w_val;
+    Expr dy_val = g.dy_f(src_q, src_p, k_of, n);
+    if (w_tile > 0 && !depthwise) {
+        Var kin("kin"), gg("gg");
+        g.dy_g = Func("dy_g");
+        // A 1x1 filter at stride 1 reads dy_f (no zero border) at columns inside dy only, but the
+        // host schedule computes a row's last column tile whole: its columns past Q repeat Q - 1.
+        Expr qq = k.filter == 1 && k.stride == 1 ? min(q, a.Q - 1) : Expr(q);
+        g.dy_g(kin, q, p, gg, n) = g.dy_f(qq, p, gg * Kg + kin, n);
+        dy_val = g.dy_g(g.r.x, src_q, src_p, grp, n);
+    }
+    g.acc(g.mx, g.phx, g.my, g.phy, c, n) += dy_val * w_val;
 
     Expr tX = x + pl, tY = y + pt;
     g.dx = Func("dx");

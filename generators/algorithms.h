@@ -53,6 +53,12 @@ struct BwdDataGraph {
     // w_tile = 0 (acc reads w_f).
     Halide::Func w_p;
     int w_tile = 0;
+    // dy_g(kin, q, p, grp, n) = dy_f(q, p, grp * K / groups + kin, n): dy as acc reads it when
+    // w_tile > 0 (not depthwise), so that a stage of it keeps each group's channels of a pixel
+    // together and a group's pixels dense (channels innermost across all groups put a group's
+    // pixels K floats apart: ResNeXt's 256-channel layer, 1 KiB, 4 of L1's 64 sets). With one
+    // group it is dy_f with channels innermost. Undefined when w_tile = 0 (acc reads dy_f).
+    Halide::Func dy_g;
     // acc(mx, phx, my, phy, c, n): dx at x = sx*mx + phx - pad_left (likewise y), one dense
     // stride-1 correlation per stride phase. Update loops: r.x = k within the group,
     // r.y = tap index along x within the phase, r.z = along y.

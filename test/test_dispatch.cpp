@@ -158,12 +158,18 @@ TEST_CASE("host channel tiles and groups: a tile never straddles two groups; nar
         CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, to_c(l), &e, &got) == CONVBWD_NO_KERNEL);
         CHECK(std::string(convbwd_last_error()).find("c / groups = 8 is under the kernel's channel tile (16)") !=
               std::string::npos);
-        // 12 channels a group: no packed tile divides it, so backward-data falls to the kernel
-        // reading channels per lane; one group takes the wide tiles as before.
+        // 10 channels a group: no packed tile (4, 8, 16, 24 channels) divides it, so
+        // backward-data falls to the kernel reading channels per lane; 12 a group takes the
+        // 4-channel tiles; one group takes the wide tiles as before.
+        ConvProblem g10 = g8;
+        g10.C = g10.K = 40;
+        g10 = with_derived_output(g10);
+        CHECK(chosen(g10, CONVBWD_BWD_DATA) == unpacked);
         ConvProblem g12 = g8;
         g12.C = g12.K = 48;
         g12 = with_derived_output(g12);
-        CHECK(chosen(g12, CONVBWD_BWD_DATA) == unpacked);
+        const std::string c4_d = "bwdd_f32_" + lay + "_s1_k3_host_c1x8v4p";
+        if (has_kernel(c4_d)) CHECK(chosen(g12, CONVBWD_BWD_DATA) == c4_d);
         ConvProblem g1 = g8;
         g1.G = 1;
         CHECK(chosen(g1, CONVBWD_BWD_DATA) == wide_d);
