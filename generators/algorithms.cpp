@@ -591,7 +591,8 @@ BwdDataStagedGraph define_bwd_data_winograd(Func dy, Func w, Func prev, Func out
 }
 
 BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a, DType t,
-                                 StrideClass sc, FilterClass fc, Expr max_splits, GroupClass gc, bool image_splits) {
+                                 StrideClass sc, FilterClass fc, Expr max_splits, GroupClass gc, bool image_splits,
+                                 int k_tile) {
     BwdWeightGraph g;
     ClassConsts k = class_consts(sc, fc);
     g.sx = g.sy = k.stride;
@@ -618,7 +619,7 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
 
     g.partial = Func("partial");
     g.partial(g.s, g.r, g.cg, g.k, g.sp) = 0.0f;
-    Expr grp = select(a.groups == 1, 0, g.k / Kg);
+    Expr grp = select(a.groups == 1, 0, k_tile > 1 ? g.k / k_tile * k_tile / Kg : g.k / Kg);
     Expr c_of = depthwise ? Expr(g.k) : grp * Cg + g.cg;
     if (image_splits) {
         // Splits of whole images (ceil(N / max_splits) each; the dispatcher makes max_splits a

@@ -197,12 +197,16 @@ struct BwdWeightGraph {
     Halide::Expr beta;
 };
 
+// k_tile > 0: every tile of k_tile filters starting at a multiple of it lies in one group (the
+// dispatcher's condition: k / groups a multiple of k_tile, group_k_tile() in schedules/spaces.h),
+// so a filter's group is its tile's, read from the tile's first k: uniform over a register tile
+// of k, whose reads of x then load one channel vector for the whole tile.
 // max_splits: upper bound on the number of partial sums, a runtime input chosen per problem by
 // the dispatcher (runtime/src/registry.cpp, weight_splits). `ws` is the
 // (undefined) workspace output Func, `out` the dw output Func; the algorithm defines both.
 BwdWeightGraph define_bwd_weight(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws, Halide::Func out, const ConvArgs &a,
                                  DType t, StrideClass sc, FilterClass fc, Halide::Expr max_splits,
-                                 GroupClass gc = GroupClass::Any, bool image_splits = false);
+                                 GroupClass gc = GroupClass::Any, bool image_splits = false, int k_tile = 0);
 
 // Backward-weight as one implicit GEMM per filter tap staged per block (conv_bwd_weight_staged_gpu),
 // f32, groups 1, any stride, filter and dilation. Splits as define_bwd_weight's (rows of the N*P

@@ -225,10 +225,10 @@ protected:
                          b->dim(2).extent(), b->dim(1).extent(), b->dim(0).extent(), out->dim(1).extent(),
                          out->dim(0).extent());
     }
-    BwdWeightGraph build_bwd_weight(const ConvArgs &args) {
+    BwdWeightGraph build_bwd_weight(const ConvArgs &args, int k_tile = 0) {
         require_groups(args);
         BwdWeightGraph g = define_bwd_weight(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
-                                             filter_class, max(*splits, 1), Gen::kGroups, Gen::kImageSplits);
+                                             filter_class, max(*splits, 1), Gen::kGroups, Gen::kImageSplits, k_tile);
         constrain_weight_buffers();
         return g;
     }

@@ -41,9 +41,11 @@ public:
 
     void generate() {
         ConvArgs args = this->bwd_weight_args();
-        BwdWeightGraph g = this->build_bwd_weight(args);
-        if (this->autoscheduled()) return;
         const auto p = knobs.params();
+        int k_tile = 0;  // the general family's group_tile: a register tile's group from its first k
+        if constexpr (gc == GroupClass::Any) k_tile = this->using_autoscheduler() ? 0 : p.group_k_tile();
+        BwdWeightGraph g = this->build_bwd_weight(args, k_tile);
+        if (this->autoscheduled()) return;
         this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_weight_dw_host"
                                : gc == GroupClass::Narrow  ? "conv_bwd_weight_narrow_host"
                                                            : "conv_bwd_weight_host");

@@ -62,6 +62,7 @@ struct Knob {
         int column_vector() const;                                             \
         int group_channel_tile() const;                                        \
         int group_channels_min() const;                                        \
+        int group_k_tile() const;                                              \
         int packed_tile() const;                                               \
         bool channels_dense(Layout layout) const;                              \
         int column_threads(Layout layout) const;                               \
@@ -93,6 +94,10 @@ CONVBWD_DEFINE_PARAMS(BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
       "1: the c tiles outside the row blocks, x staged per c tile over the split's rows, so the part of "  \
       "the filter gradient a row block updates stays in L2 (layers whose C*K*R*S outgrows L2 against "   \
       "few pixels: DeepLab's ASPP); 0: x staged per row block",                                          \
+      0, 1)                                                                                              \
+    X(group_tile, 0, Compile, "g",                                                                        \
+      "1: a register tile's k lie in one group (the dispatcher's condition: k / groups a multiple of "   \
+      "tile_k), so x is read once per tile, not once per k (grouped layers); 0: any k / groups",         \
       0, 1)                                                                                              \
     X(max_splits, 16, Launch, "",                                                                       \
       "partial sums over the N*P rows (the reduction split; min(this, rows), so results never depend "  \
@@ -383,6 +388,10 @@ inline int BwdDataStagedGpuParams::column_vector() const { return 1; }
 inline int BwdWeightStagedGpuParams::channel_vector() const { return 1; }
 inline int BwdWeightStagedGpuParams::column_vector() const { return 1; }
 inline int BwdWeightHostParams::group_channels_min() const { return vec * tile_c; }
+// group_k_tile(): a grouped problem's k / groups must be a multiple of it (1: any).
+inline int BwdWeightHostParams::group_k_tile() const { return group_tile ? tile_k : 1; }
+inline int BwdDataHostParams::group_k_tile() const { return 1; }
+inline int BwdDataStagedGpuParams::group_k_tile() const { return 1; }
 
 // Backward-weight on GPUs: the taps a thread holds (tile_s needs fuse_taps), and whether a
 // problem takes the first-layer tile. One definition for the schedule (Halide Exprs) and the
@@ -458,6 +467,7 @@ constexpr bool weight_image_splits(ScheduleKind kind, GroupClass gc) {
 // kernel's family (Family::group_channels); families without the traits take any.
 struct GroupChannels {
     int tile = 1, min = 1;
+    int k_tile = 1;  // k / groups a multiple of this (group_k_tile())
 };
 struct KnobValues;
 template <class Params>
@@ -713,7 +723,7 @@ Params to_params(const KnobValues &vals) {
 template <class Params>
 GroupChannels group_channels_of(const KnobValues &vals) {
     const Params p = to_params<Params>(vals);
-    return {p.group_channel_tile(), p.group_channels_min()};
+    return {p.group_channel_tile(), p.group_channels_min(), p.group_k_tile()};
 }
 
 // ---- valid(): every constraint of a family, for one point, problem class and device ----
@@ -773,6 +783,8 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
     } else if (f.kind == ScheduleKind::Host) {
         const auto p = to_params<BwdWeightHostParams>(vals);
         if (!(e = need(p.tile_c * p.tile_k <= budget(p.vec), acc_rule("tile_c * tile_k", p.vec))).empty()) return e;
+        if (!(e = need(!p.group_tile || p.tile_k > 1, "group_tile=1 needs tile_k > 1 (a tile of one k is in one group)")).empty())
+            return e;
     } else if (calls_fragments(f)) {
         // Knobs both families' tables have, by name.
         const struct { int frag, tile_m, tile_n; } p{vals.get("frag"), vals.get("tile_m"), vals.get("tile_n")};

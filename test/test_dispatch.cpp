@@ -146,7 +146,25 @@ TEST_CASE("host channel tiles and groups: a tile never straddles two groups; nar
                                                          .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
                                                          .layout = l});
         CHECK(chosen(g8, CONVBWD_BWD_DATA) == c1_d);
-        CHECK(chosen(g8, CONVBWD_BWD_WEIGHT) == c1_w);
+        // Backward-weight: the tiles whose 8 k lie in one group (group_tile) where k / groups is
+        // whole tiles; 12 k a group: the tile refuses it, naming k / groups, and the next takes it.
+        const std::string c1g_w = c1_w + "g";
+        if (has_kernel(c1g_w)) {
+            CHECK(chosen(g8, CONVBWD_BWD_WEIGHT) == c1g_w);
+            ConvProblem k12 = g8;
+            k12.C = 32, k12.K = 48;
+            k12 = with_derived_output(k12);
+            CHECK(chosen(k12, CONVBWD_BWD_WEIGHT) == c1_w);
+            convbwd_problem ck = to_c(k12);
+            convbwd_exec ek{};
+            const char *gotk = nullptr;
+            ek.kernel = c1g_w.c_str();
+            CHECK(convbwd_select_kernel(&ck, CONVBWD_BWD_WEIGHT, CONVBWD_F32, to_c(l), &ek, &gotk) == CONVBWD_NO_KERNEL);
+            CHECK(std::string(convbwd_last_error()).find("k / groups = 12 is not a multiple of the kernel's k tile (8)") !=
+                  std::string::npos);
+        } else {
+            CHECK(chosen(g8, CONVBWD_BWD_WEIGHT) == c1_w);
+        }
         convbwd_problem c = to_c(g8);
         convbwd_exec e{};
         const char *got = nullptr;

@@ -66,6 +66,9 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
         if (cg % gcs.tile != 0)
             return "groups: c / groups = " + std::to_string(cg) + " is not a multiple of the kernel's channel tile (" +
                    std::to_string(gcs.tile) + "): each tile must lie inside one group";
+        if (const int kg = p.K / p.G; kg % gcs.k_tile != 0)
+            return "groups: k / groups = " + std::to_string(kg) + " is not a multiple of the kernel's k tile (" +
+                   std::to_string(gcs.k_tile) + "): each tile must lie inside one group";
         // A performance condition: narrow problems (c / groups < 8) have their own family.
         if (cg < gcs.min && group_class(p) == GroupClass::Any)
             return "groups: c / groups = " + std::to_string(cg) + " is under the kernel's channel tile (" +
