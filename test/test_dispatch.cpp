@@ -138,7 +138,7 @@ TEST_CASE("host channel tiles and groups: a tile never straddles two groups; nar
         const std::string lay = l == Layout::NCHW ? "nchw" : "nhwc";
         const std::string wide_d = "bwdd_f32_" + lay + (l == Layout::NCHW ? "_s1_k3_host_c2x4p" : "_s1_k3_host_c3x4p");
         const std::string c1_d = "bwdd_f32_" + lay + "_s1_k3_host_c1x8p", c1_w = "bwdw_f32_" + lay + "_s1_k3_host_c1k8";
-        const std::string wide_w = "bwdw_f32_" + lay + "_s1_k3_host_c2k4", unpacked = "bwdd_f32_" + lay + "_any_any_host_c1x4";
+        const std::string wide_w = "bwdw_f32_" + lay + "_s1_k3_host_c2k4g", unpacked = "bwdd_f32_" + lay + "_any_any_host_c1x4";
         if (!has_kernel(wide_d) || !has_kernel(c1_d) || !has_kernel(c1_w) || !has_kernel(unpacked)) continue;
         CAPTURE(lay);
         // ResNeXt's middle width (8 channels a group): 8-channel tiles, dense within a group.

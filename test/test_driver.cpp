@@ -426,7 +426,7 @@ TEST_CASE("driver: -t 1 -i N times the median; -t 0 and -V 0 leave null") {
 }
 
 TEST_CASE("driver: --kernel forces a kernel, or is refused with the reason") {
-    const char *bwdd = "bwdd_f32_nchw_any_any_host_c1x4p", *bwdw_k3 = "bwdw_f32_nchw_s1_k3_host_c2k4";
+    const char *bwdd = "bwdd_f32_nchw_any_any_host_c1x4p", *bwdw_k3 = "bwdw_f32_nchw_s1_k3_host_c2k4g";
     Run r = driver("conv " + kSmall + " --kernel " + bwdd + " -V 1 --json");
     CHECK(r.rc == 0);
     std::vector<Json> rows = rows_of(r);
