@@ -126,30 +126,38 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
     // (never stored) instead of guarding every vector of the inner loop.
     g.acc.compute_at(g.out, yi).reorder_storage(c, g.mx, g.phx, g.my, g.phy, n).align_bounds(c, TC).bound_extent(c, TC);
     g.acc.split(c, cvo, cvi, V).vectorize(cvi);
-    Stage u = g.acc.update();
     // The row's last column tile computed whole (RoundUp: acc's row grows to a multiple of
-    // tile_x; its extra columns read dy's zero border and are never stored). Guarded, the tail's
-    // accumulators lived in memory, a load, an FMA and a store per k (ResNeXt's 28-column rows,
-    // tile_x 8: the 4-column tail took a third of the kernel's time).
-    u.split(g.mx, mxo, mxi, p.tile_x, TailStrategy::RoundUp).split(c, cvo, cvi, V);
-    // Stride > 1: which taps reach a phase is a test per (phase, tap), so the phases go outside
-    // the taps and k (the test leaves the k loop, which then updates one phase's tile in
-    // registers; inside it, the accumulators lived in memory: DCGAN's 4x4 stride 2 at 0.2 of
-    // oneDNN; a class filter's row phase is a runtime test too: ResNet-50's 3x3 stride-2 layers
-    // 1.2-2x with the phases outside).
-    if (g.sx != 1)
-        u.reorder(cvi, cvo, mxi, g.r.x, g.r.y, g.r.z, g.phx, mxo, g.my, g.phy, n);
-    else
-        u.reorder(cvi, cvo, mxi, g.phx, g.r.x, g.r.y, g.r.z, mxo, g.my, g.phy, n);
-    u.vectorize(cvi).unroll(cvo).unroll(mxi);
-    if (g.sx > 0) u.unroll(g.phx);
-    u.specialize(a.groups == 1);  // one group: the group index math folds away
-    // Groups, a class filter at stride 1: a group's k loop is short (ResNeXt: 4-32), and the
-    // accumulators, kept in registers only inside the innermost loop, were loaded and stored
-    // per tap (every 8 k). Here the taps run unrolled inside k (ResNeXt's 3x3 layers with 8
-    // channels a group: 1.3-2.1x); with one group, k innermost measured faster (0.8-1.0x).
-    if (fc != FilterClass::Any && g.sx == 1)
-        u.reorder(cvi, cvo, mxi, g.phx, g.r.y, g.r.z, g.r.x, mxo, g.my, g.phy, n).unroll(g.r.y).unroll(g.r.z);
+    // tile_x; its extra columns read dy's zero border and are never stored) where that adds at
+    // most a seventh of the row: guarded, the tail's accumulators lived in memory, a load, an
+    // FMA and a store per k (ResNeXt's 28-column rows, tile_x 8: the 4-column tail took a third
+    // of the kernel's time; 7- and 14-column 1x1 layers 1.2-1.8x whole), but rounding Inception's
+    // 17-column rows up to 24 cost 0.6-0.8x.
+    auto tiles_of_row = [&](Stage u, TailStrategy tail) {
+        u.split(g.mx, mxo, mxi, p.tile_x, tail).split(c, cvo, cvi, V);
+        // Stride > 1: which taps reach a phase is a test per (phase, tap), so the phases go
+        // outside the taps and k (the test leaves the k loop, which then updates one phase's
+        // tile in registers; inside it, the accumulators lived in memory: DCGAN's 4x4 stride 2 at
+        // 0.2 of oneDNN; a class filter's row phase is a runtime test too: ResNet-50's 3x3
+        // stride-2 layers 1.2-2x with the phases outside).
+        if (g.sx != 1)
+            u.reorder(cvi, cvo, mxi, g.r.x, g.r.y, g.r.z, g.phx, mxo, g.my, g.phy, n);
+        else
+            u.reorder(cvi, cvo, mxi, g.phx, g.r.x, g.r.y, g.r.z, mxo, g.my, g.phy, n);
+        u.vectorize(cvi).unroll(cvo).unroll(mxi);
+        if (g.sx > 0) u.unroll(g.phx);
+        u.specialize(a.groups == 1);  // one group: the group index math folds away
+        // Groups, a class filter at stride 1: a group's k loop is short (ResNeXt: 4-32), and
+        // the accumulators, kept in registers only inside the innermost loop, were loaded and
+        // stored per tap (every 8 k). Here the taps run unrolled inside k (ResNeXt's 3x3 layers
+        // with 8 channels a group: 1.3-2.1x); with one group, k innermost measured faster.
+        if (fc != FilterClass::Any && g.sx == 1)
+            u.reorder(cvi, cvo, mxi, g.phx, g.r.y, g.r.z, g.r.x, mxo, g.my, g.phy, n).unroll(g.r.y).unroll(g.r.z);
+    };
+    // A phase's row: dx's columns over the stride (the runtime stride where it is one).
+    Expr row = g.sx > 0 ? (a.W + g.sx - 1) / g.sx : (a.W + a.stride_w - 1) / a.stride_w;
+    Expr added = (p.tile_x - row % p.tile_x) % p.tile_x;
+    tiles_of_row(g.acc.update().specialize(added * 7 <= row), TailStrategy::RoundUp);
+    tiles_of_row(g.acc.update(), TailStrategy::GuardWithIf);
 }
 
 // Backward-data, host. One output row (n, y) per task; per tile of TC channels, acc computes
