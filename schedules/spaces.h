@@ -765,9 +765,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
     };
     if (f.kind == ScheduleKind::Host && f.dir == Direction::BwdData) {
         const auto p = to_params<BwdDataHostParams>(vals);
-        // A class filter's taps fold per phase, so a tile holds both stride phases; an any-filter
-        // tile holds one phase at a time (the phases go outside the taps: schedules/host.cpp).
-        const int phases = c.stride == StrideClass::S2 && c.filter != FilterClass::Any ? 2 : 1;
+        // The unpacked schedule folds a class filter's taps per phase, so its tile holds both
+        // stride phases; the packed one's tile holds one phase at a time (the phases go outside
+        // the taps: schedules/host.cpp), as an any-filter tile does.
+        const int phases = c.stride == StrideClass::S2 && c.filter != FilterClass::Any && !p.pack ? 2 : 1;
         if (!(e = need(p.tile_c * p.tile_x * phases <= budget(p.vec), acc_rule("tile_c * tile_x * stride phases", p.vec))).empty()) return e;
         // The packed filter is the general family's (the depthwise and scatter ones read w_f).
         if (!(e = need(!p.pack || std::string(f.name) == "conv_bwd_data_host",
