@@ -943,7 +943,7 @@ TEST_CASE("driver: --tuning-db and CONVBWD_TUNING_DB use a record for its proble
         std::ofstream f(d / "t.db");
         f << "# tuned by hand\n"
           << key << " bwdd_f32_nhwc_s1_k3_host_c9x9\n"
-          << key << " bwdd_f32_nhwc_s2_k3_host_c2x3p\n"
+          << key << " bwdd_f32_nhwc_s2_k3_host_c2x6p\n"
           << key << " " << generic << " tile_c=2\n"
           << key << " " << generic << "\n";
     }
@@ -965,7 +965,7 @@ TEST_CASE("driver: --tuning-db and CONVBWD_TUNING_DB use a record for its proble
         CHECK(tr[0]["verified"].b);
         const std::string at = d / "t.db";
         CHECK(contains(t.err, "skipped tuning db " + at + ":2 (bwdd_f32_nhwc_s1_k3_host_c9x9): kernel not built"));
-        CHECK(contains(t.err, "skipped tuning db " + at + ":3 (bwdd_f32_nhwc_s2_k3_host_c2x3p): stride_class s2"));
+        CHECK(contains(t.err, "skipped tuning db " + at + ":3 (bwdd_f32_nhwc_s2_k3_host_c2x6p): stride_class s2"));
         CHECK(contains(t.err, "skipped tuning db " + at + ":4 (" + generic + "): bad launch knob: knob 'tile_c' is compile-time"));
         CHECK(contains(t.err, "tuning db " + at + ":5 -> " + generic));
     }

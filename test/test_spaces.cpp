@@ -303,7 +303,7 @@ TEST_CASE("records that cannot be used are skipped, and the next one or the defa
     const ConvProblem p = host_problem();
     const std::string key = key_of(p, CONVBWD_BWD_DATA), dflt = chosen(p, CONVBWD_BWD_DATA);
     const std::string db = write_file("skips.db", key + " bwdd_f32_nhwc_s1_k3_host_c9x9\n" +           // not built
-                                                      key + " bwdd_f32_nhwc_s2_k3_host_c2x3p\n" +        // cannot implement
+                                                      key + " bwdd_f32_nhwc_s2_k3_host_c2x6p\n" +        // cannot implement
                                                       key + " bwdd_f32_nhwc_any_any_host_c1x4p tile_c=1\n" +  // compile-time knob
                                                       key + " bwdd_f32_nhwc_any_any_host_c1x4p vec=3\n");
     REQUIRE(convbwd_load_tuning_db(db.c_str()) == CONVBWD_SUCCESS);
