@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -582,10 +583,10 @@ inline const Knob *find_knob(const Family &f, const std::string &name) {
 struct KnobValues {
     const Family *family = nullptr;
     std::vector<int> v;
-    int get(const std::string &name) const {
+    int get(const char *name) const {  // no std::string per call: the runtime asks on every call
         const auto &ks = family->knobs();
         for (size_t i = 0; i < ks.size(); i++)
-            if (name == ks[i].name) return v[i];
+            if (std::strcmp(name, ks[i].name) == 0) return v[i];
         return 0;
     }
 };

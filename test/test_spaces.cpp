@@ -4,6 +4,7 @@
 // non-default kernel and a launch-time knob for its problem and nothing else.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -296,6 +297,46 @@ TEST_CASE("a tuning database picks a non-default kernel and a launch-time knob f
     CHECK(convbwd_load_tuning_db(nullptr) == CONVBWD_SUCCESS);
     CHECK(chosen(p, CONVBWD_BWD_DATA) == dflt_data);
     CHECK(workspace(p, CONVBWD_BWD_WEIGHT) == dflt_ws);
+}
+
+TEST_CASE("the dispatcher keeps a query's choice until a database load, and reports every call when asked") {
+    DbGuard guard;
+    const ConvProblem p = host_problem();
+    const std::string dflt = chosen(p, CONVBWD_BWD_DATA), generic = "bwdd_f32_nhwc_any_any_host_c1x4p";
+    REQUIRE(dflt != generic);
+    for (int i = 0; i < 3; i++) CHECK(chosen(p, CONVBWD_BWD_DATA) == dflt);  // kept, and the same
+    // A load between two identical queries changes the answer at once, an unload and a reload too.
+    const std::string db = write_file("cache.db", key_of(p, CONVBWD_BWD_DATA) + " " + generic + "\n");
+    for (int round = 0; round < 2; round++) {
+        REQUIRE_MESSAGE(convbwd_load_tuning_db(db.c_str()) == CONVBWD_SUCCESS, convbwd_last_error());
+        CHECK(chosen(p, CONVBWD_BWD_DATA) == generic);
+        CHECK(convbwd_load_tuning_db(nullptr) == CONVBWD_SUCCESS);
+        CHECK(chosen(p, CONVBWD_BWD_DATA) == dflt);
+    }
+    // Queries that differ in one field are their own entries.
+    ConvProblem q = p;
+    q.layout = Layout::NCHW;
+    CHECK(chosen(q, CONVBWD_BWD_DATA) != dflt);
+    CHECK(chosen(p, CONVBWD_BWD_DATA) == dflt);
+    // CONVBWD_VERBOSE=dispatch: each of two identical calls prints its choice (none is served
+    // silently from the cache).
+    std::fflush(stderr);
+    const std::string log = write_file("verbose.log", "");
+    const int saved = ::dup(2);
+    REQUIRE(std::freopen(log.c_str(), "w", stderr) != nullptr);
+    ::setenv("CONVBWD_VERBOSE", "dispatch", 1);
+    const std::string a = chosen(p, CONVBWD_BWD_DATA), b = chosen(p, CONVBWD_BWD_DATA);
+    ::unsetenv("CONVBWD_VERBOSE");
+    std::fflush(stderr);
+    ::dup2(saved, 2);
+    ::close(saved);
+    CHECK(a == dflt);
+    CHECK(b == dflt);
+    std::ifstream in(log);
+    int chose = 0;
+    for (std::string line; std::getline(in, line);)
+        chose += line.find("chose " + dflt) != std::string::npos;
+    CHECK(chose == 2);
 }
 
 TEST_CASE("records that cannot be used are skipped, and the next one or the default taken") {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -182,7 +183,6 @@ void make_view(const TensorArg &a, halide_type_t t, Layout l, HalideView *v) {
 // only its strides count there.
 void describe_activations(const TensorArg *args, Layout l, Query *q) {
     auto pow2_of = [](int64_t v) { return (int)std::min<int64_t>(16, v == 0 ? 16 : (v & -v)); };
-    static const char *const kDim[4] = {"N", "C", "H", "W"};
     bool dense = true;
     const int acts[2] = {0, q->dir == Direction::BwdData ? 2 : 1};
     for (int i : acts) {
@@ -192,11 +192,8 @@ void describe_activations(const TensorArg *args, Layout l, Query *q) {
         const int64_t eb = dtype_bytes((DType)a.t->dtype);
         const uintptr_t addr = (uintptr_t)a.t->data;
         if (q->device != Device::OpenCL)
-            q->alignments.push_back({addr % eb ? 1 : pow2_of((int64_t)(addr / eb)), -1, a.name, std::string(a.name) + ".data"});
-        for (int d : {0, 1, 2, 3})
-            q->alignments.push_back({pow2_of(s[d]), d, a.name,
-                                     std::string(a.name) + ".strides[" + std::to_string(d) + "] (" + kDim[d] +
-                                         ") = " + std::to_string(s[d])});
+            q->alignments.push_back({addr % eb ? 1 : pow2_of((int64_t)(addr / eb)), -1, a.name, 0});
+        for (int d : {0, 1, 2, 3}) q->alignments.push_back({pow2_of(s[d]), d, a.name, s[d]});
         if (s[2] != a.extents[3] * s[3]) dense = false;
     }
     q->planes_dense = dense;
@@ -218,8 +215,11 @@ Status check_flags(unsigned flags) {
 
 // The kernel a query runs: the one exec.kernel names ("NAME [launch-time knob=value ...]"), if it
 // can implement the query, else the dispatcher's choice.
-Status resolve_kernel(const Query &q, const char *forced, Selection *out) {
+Status resolve_kernel(const Query &q, const char *forced, std::shared_ptr<const Selection> *chosen) {
     if (forced) {
+        auto sel = std::make_shared<Selection>();
+        Selection *out = sel.get();
+        *chosen = sel;
         const std::string spec = forced;
         const size_t sp = spec.find_first_of(" \t");
         const std::string name = spec.substr(0, sp), launch = sp == std::string::npos ? "" : spec.substr(sp + 1);
@@ -234,11 +234,26 @@ Status resolve_kernel(const Query &q, const char *forced, Selection *out) {
         return {};
     }
     std::string why;
-    *out = select_kernel(q, &why);
-    if (!out->kernel)
+    *chosen = select_kernel(q, &why);
+    if (!(*chosen)->kernel)
         return fail(CONVBWD_NO_KERNEL, "no kernel for " + problem_key(q) + (why.empty() ? "" : "; " + why) +
                                            " (CONVBWD_VERBOSE=dispatch lists every rejection)");
     return {};
+}
+
+// The workspace of a host call without an exec, as oneDNN's library-managed scratchpad: one buffer
+// a thread, grown to the largest need so far and kept. A fresh buffer per call was zero-filled
+// and, past glibc's mmap threshold, faulted in page by page every call (~135 page faults a call on
+// Inception's 7x1 backward-weight). Not zero-filled: a kernel writes every partial it reads (as
+// with a caller's workspace). An allocation that fails leaves the old buffer in place.
+float *host_scratch(size_t floats) {
+    thread_local std::unique_ptr<float[]> buf;
+    thread_local size_t have = 0;
+    if (floats > have) {
+        buf.reset(new float[floats]);
+        have = floats;
+    }
+    return buf.get();
 }
 
 convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args[3], float alpha, float beta,
@@ -270,15 +285,15 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     if (!s.ok()) return report(s);
     describe_activations(args, p.layout, &q);
 
-    Selection sel;
-    s = resolve_kernel(q, ex.kernel, &sel);
+    std::shared_ptr<const Selection> chosen;
+    s = resolve_kernel(q, ex.kernel, &chosen);
     if (!s.ok()) return report(s);
+    const Selection &sel = *chosen;
     const KernelInfo *k = sel.kernel;
 
     // Workspace: with an exec the caller provides it (NULL or short is an error); without one
     // (host convenience, as oneDNN's library-managed scratchpad) the call allocates it.
     const int64_t ws_bytes = workspace_bytes(sel, p);
-    std::vector<float> owned_ws;
     void *ws_ptr = nullptr;
     if (ws_bytes > 0) {
         if (exec) {
@@ -291,8 +306,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
                                                               k->name + " needs"));
             ws_ptr = ex.workspace;
         } else {  // exec == NULL: host target
-            owned_ws.resize((size_t)ws_bytes / sizeof(float));
-            ws_ptr = owned_ws.data();
+            ws_ptr = host_scratch((size_t)ws_bytes / sizeof(float));
         }
     }
 
@@ -466,10 +480,10 @@ convbwd_status convbwd_select_kernel(const convbwd_problem *problem, convbwd_dir
         Query q;
         convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
         if (st != CONVBWD_SUCCESS) return st;
-        Selection sel;
+        std::shared_ptr<const Selection> sel;
         Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &sel);
         if (!s.ok()) return report(s);
-        *kernel_name = sel.kernel->name;
+        *kernel_name = sel->kernel->name;
         return report({});
     });
 }
@@ -481,10 +495,10 @@ convbwd_status convbwd_workspace_size(const convbwd_problem *problem, convbwd_di
         Query q;
         convbwd_status st = make_query(problem, direction, dtype, layout, exec, &q);
         if (st != CONVBWD_SUCCESS) return st;
-        Selection sel;
+        std::shared_ptr<const Selection> sel;
         Status s = resolve_kernel(q, exec ? exec->kernel : nullptr, &sel);
         if (!s.ok()) return report(s);
-        *bytes = (size_t)workspace_bytes(sel, q.problem);
+        *bytes = (size_t)workspace_bytes(*sel, q.problem);
         return report({});
     });
 }

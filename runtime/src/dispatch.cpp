@@ -5,7 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "device_glue.h"
 #include "internal.h"
@@ -120,7 +123,7 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
         // Packed tensors (no entries) are aligned once the row is: their strides are multiples of W.
         for (const Query::Alignment &al : q.alignments)
             if (al.dim != 3 && al.align % cv != 0 && !(flat && al.dim == 2))
-                return "tensors: " + al.field + ": base addresses and strides must be multiples of " +
+                return "tensors: " + al.field() + ": base addresses and strides must be multiples of " +
                        std::to_string(cv) + " elements" + need;
     }
     if (const int iv = input_channel_vector(k); iv > 1) {
@@ -128,8 +131,8 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
         const std::string need = " (the kernel loads their channels as vectors of " + std::to_string(iv) + ")";
         if (p.K % iv != 0) return "channels: k = " + std::to_string(p.K) + " is not a multiple of " + std::to_string(iv) + need;
         for (const Query::Alignment &al : q.alignments)
-            if (al.tensor != "dx" && al.dim != 1 && al.align % iv != 0)
-                return "tensors: " + al.field + ": " + al.tensor + "'s base address and its N, H and W strides must be " +
+            if (std::strcmp(al.tensor, "dx") != 0 && al.dim != 1 && al.align % iv != 0)
+                return "tensors: " + al.field() + ": " + al.tensor + "'s base address and its N, H and W strides must be " +
                        "multiples of " + std::to_string(iv) + " elements" + need;
     }
     // A performance condition: a register-tile backward-weight block (conv_bwd_weight_gpu) spans
@@ -176,7 +179,7 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     return {};
 }
 
-Selection select_kernel(const Query &q, std::string *why_none) {
+static Selection select_kernel_walk(const Query &q, std::string *why_none) {
     const bool verbose = verbose_dispatch();
     bool why_none_specific = false;
     const std::string key = problem_key(q);
@@ -225,6 +228,69 @@ Selection select_kernel(const Query &q, std::string *why_none) {
     }
     if (verbose) std::fprintf(stderr, "convbwd dispatch: [%s] no kernel\n", key.c_str());
     return {};
+}
+
+namespace {
+
+// What select_kernel_walk's choice depends on, as integers: the query (problem, direction, device,
+// planes_dense and each alignment), the kernel list (modules only append, so its size names it) and
+// the tuning databases loaded (tuning_db_generation()).
+struct DispatchKey {
+    static constexpr int kMax = 64;
+    int v[kMax];
+    int n = 0;
+    void add(int64_t x) {
+        if (n < kMax) v[n++] = (int)x;
+        if (x != (int64_t)(int)x && n < kMax) v[n++] = (int)(x >> 32);
+    }
+    bool operator==(const DispatchKey &o) const { return n == o.n && std::memcmp(v, o.v, n * sizeof(int)) == 0; }
+};
+struct DispatchKeyHash {
+    size_t operator()(const DispatchKey &k) const {
+        uint64_t h = 1469598103934665603ull;  // FNV-1a over the integers
+        for (int i = 0; i < k.n; i++) h = (h ^ (uint32_t)k.v[i]) * 1099511628211ull;
+        return (size_t)h;
+    }
+};
+
+// False where the key would not fit (a query with more alignments than any run() makes): uncached.
+bool dispatch_key(const Query &q, size_t kernels, uint64_t db_generation, DispatchKey *k) {
+    const ConvProblem &p = q.problem;
+    for (int64_t x : {(int64_t)p.N, (int64_t)p.C, (int64_t)p.H, (int64_t)p.W, (int64_t)p.K, (int64_t)p.P, (int64_t)p.Q,
+                      (int64_t)p.R, (int64_t)p.S, (int64_t)p.G, (int64_t)p.pad_top, (int64_t)p.pad_bottom,
+                      (int64_t)p.pad_left, (int64_t)p.pad_right, (int64_t)p.stride_h, (int64_t)p.stride_w,
+                      (int64_t)p.dilation_h, (int64_t)p.dilation_w, (int64_t)p.dtype, (int64_t)p.layout, (int64_t)q.dir,
+                      (int64_t)q.device, (int64_t)q.planes_dense, (int64_t)kernels, (int64_t)db_generation,
+                      (int64_t)q.alignments.size()})
+        k->add(x);
+    for (const Query::Alignment &al : q.alignments) {
+        k->add(al.align);
+        k->add(al.dim);
+        k->add(al.tensor[0] | al.tensor[1] << 8);  // "dy", "dx", "x": which tensor
+    }
+    return k->n < DispatchKey::kMax;
+}
+
+constexpr size_t kDispatchCacheEntries = 4096;  // past it the cache starts again (a bound, not an LRU)
+
+}  // namespace
+
+std::shared_ptr<const Selection> select_kernel(const Query &q, std::string *why_none) {
+    static std::mutex mutex;
+    static std::unordered_map<DispatchKey, std::shared_ptr<const Selection>, DispatchKeyHash> cache;
+    DispatchKey key;
+    const bool cached = !verbose_dispatch() && dispatch_key(q, kernel_list()->size(), tuning_db_generation(), &key);
+    if (cached) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (auto it = cache.find(key); it != cache.end()) return it->second;
+    }
+    auto sel = std::make_shared<const Selection>(select_kernel_walk(q, why_none));
+    if (cached && sel->kernel) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (cache.size() >= kDispatchCacheEntries) cache.clear();
+        cache.emplace(key, sel);
+    }
+    return sel;
 }
 
 Status device_of(int t, Device *d) {

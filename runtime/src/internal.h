@@ -145,8 +145,15 @@ struct Query {
     struct Alignment {
         int align;
         int dim;
-        std::string tensor;
-        std::string field;
+        const char *tensor;  // "dy", "dx", "x" (static storage)
+        int64_t value;       // the stride (dim >= 0)
+        // The field for messages, "dx.strides[1] (C) = 60" or "dx.data": formatted only when a
+        // reason needs it, not on every call.
+        std::string field() const {
+            static const char *const kDim[4] = {"N", "C", "H", "W"};
+            if (dim < 0) return std::string(tensor) + ".data";
+            return std::string(tensor) + ".strides[" + std::to_string(dim) + "] (" + kDim[dim] + ") = " + std::to_string(value);
+        }
     };
     std::vector<Alignment> alignments;
 };
@@ -159,7 +166,12 @@ std::string cannot_implement(const Selection &s, const Query &q);
 // prints each record used or skipped (and why), each rejection and the choice to stderr.
 // why_none (optional): where no kernel is found, the first rejection of a kernel of the query's
 // direction, device, dtype and layout. Returns a selection with kernel == nullptr if none.
-Selection select_kernel(const Query &q, std::string *why_none = nullptr);
+// The choice is kept per query (problem, direction, device, the activations' alignments), for the
+// loaded kernel list and tuning databases (a load makes new entries), as oneDNN's primitive cache
+// and MIOpen's find cache keep theirs: a repeated call neither formats a key nor walks the list.
+// Under CONVBWD_VERBOSE=dispatch every call walks it again (and prints); a query with no kernel is
+// not kept.
+std::shared_ptr<const Selection> select_kernel(const Query &q, std::string *why_none = nullptr);
 
 // Stable key of a problem for tuning databases, one token: new fields go in an optional suffix.
 std::string problem_key(const Query &q);
@@ -176,6 +188,9 @@ struct TuningRecord {
 Status load_tuning_db(const char *path);
 // The records for one problem key, the user's first, then the default database's.
 std::vector<TuningRecord> tuning_records(const std::string &key);
+// Changes whenever the user's tuning database does (a load, a reset, CONVBWD_TUNING_DB read at
+// first use): a key of select_kernel's cache.
+uint64_t tuning_db_generation();
 // A "module FILE" line: a kernel module to load with the database (path as written).
 struct TuningModule {
     std::string path, where;

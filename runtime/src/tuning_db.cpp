@@ -41,6 +41,7 @@ std::shared_ptr<const Db> make_db(std::vector<TuningRecord> records, std::string
 
 std::mutex g_mutex;
 std::shared_ptr<const Db> g_user;     // guarded by g_mutex
+uint64_t g_generation = 0;            // guarded by g_mutex: each load (or reset) of g_user adds one
 bool g_env_checked = false;           // guarded by g_mutex
 
 const Db &default_db() {
@@ -150,6 +151,7 @@ Status load_tuning_db(const char *path) {
     if (!path || !*path) {
         std::lock_guard<std::mutex> lock(g_mutex);
         g_user.reset();
+        g_generation++;
         g_env_checked = true;  // an explicit call wins over the environment
         return {};
     }
@@ -158,25 +160,40 @@ Status load_tuning_db(const char *path) {
     auto db = make_db(std::move(records), path);
     std::lock_guard<std::mutex> lock(g_mutex);
     g_user = std::move(db);
+    g_generation++;
     g_env_checked = true;
     return {};
+}
+
+namespace {
+// CONVBWD_TUNING_DB, read at first use (g_mutex held).
+void check_env_locked() {
+    if (g_env_checked) return;
+    g_env_checked = true;
+    if (const char *env = std::getenv("CONVBWD_TUNING_DB"); env && *env) {
+        std::vector<TuningRecord> records;
+        std::string e = read_db(env, &records);
+        if (e.empty()) {
+            g_user = make_db(std::move(records), env);
+            g_generation++;
+        } else {  // no call to return it from: say it once, and use the defaults
+            std::fprintf(stderr, "convbwd: CONVBWD_TUNING_DB ignored: %s\n", e.c_str());
+        }
+    }
+}
+}  // namespace
+
+uint64_t tuning_db_generation() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    check_env_locked();
+    return g_generation;
 }
 
 std::vector<TuningRecord> tuning_records(const std::string &key) {
     std::shared_ptr<const Db> user;
     {
         std::lock_guard<std::mutex> lock(g_mutex);
-        if (!g_env_checked) {
-            g_env_checked = true;
-            if (const char *env = std::getenv("CONVBWD_TUNING_DB"); env && *env) {
-                std::vector<TuningRecord> records;
-                std::string e = read_db(env, &records);
-                if (e.empty())
-                    g_user = make_db(std::move(records), env);
-                else  // no call to return it from: say it once, and use the defaults
-                    std::fprintf(stderr, "convbwd: CONVBWD_TUNING_DB ignored: %s\n", e.c_str());
-            }
-        }
+        check_env_locked();
         user = g_user;
     }
     std::vector<TuningRecord> out;
