@@ -610,6 +610,10 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
         // W - 1, always inside x, so its loads stay plain (no range test, no clamp), as
         // backward-data's pointwise dy loads.
         g.x_f(xx, yy, c, n) = decode(x(xx, yy, c, n), t);
+    } else if (a.likely_bounds) {
+        // One select per dim (each loop's partition solves its own test), the in-bounds values likely.
+        Expr v = decode(x(clamp(likely(xx), 0, a.W - 1), clamp(likely(yy), 0, a.H - 1), c, n), t);
+        g.x_f(xx, yy, c, n) = select(in_range(yy, a.H), likely(select(in_range(xx, a.W), likely(v), 0.0f)), 0.0f);
     } else {
         g.x_f(xx, yy, c, n) = select(in_range(xx, a.W) && in_range(yy, a.H),
                                      decode(x(clamp(xx, 0, a.W - 1), clamp(yy, 0, a.H - 1), c, n), t), 0.0f);

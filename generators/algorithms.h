@@ -32,6 +32,12 @@ struct ConvArgs {
     // another stage consumes. (Adams2019 on the host keeps the workspace: reading partial made its
     // search of a 5x5 layer run past 10 minutes.)
     bool sum_from_partial = false;
+    // Backward-weight: x's bounds tests marked likely (as Halide's BoundaryConditions do), so that
+    // a loop reading x in place is partitioned into its border iterations and a steady state with
+    // neither the select nor the clamps. Set by schedules that read x in place over whole planes
+    // (the host depthwise family's full_taps = 1, which reads x in place or stages it per task);
+    // others keep plain tests, and their code.
+    bool likely_bounds = false;
 };
 
 // What a (stride class, filter class) pair fixes at compile time; 0 / -1 = runtime.

@@ -380,6 +380,62 @@ void schedule_weight_sum_splits_per_k(BwdWeightGraph &g) {
     g.dw.compute_at(g.out, g.k);
 }
 
+// Depthwise NHWC backward-weight, every tap in the register tile (full_taps = 1; valid(): a class
+// filter of R x S taps). Tasks are (k tile, split), one parallel loop: a register tile of tile_c
+// channel vectors x every tap of the filter sums the split's whole planes, reading dy in place and
+// x in place (x_in_place = 1: its zero border through the loops that x_f's likely bounds tests
+// partition, so the steady state has no select and no clamp) or from the task's staged copy with
+// the border (x_in_place = 0), tile_q output columns a step (unrolled: an x vector loaded serves up
+// to S taps of the step). The splits are summed serially (the filter is small).
+void schedule_weight_dw_full_taps(BwdWeightGraph &g, const BwdWeightDwHostParams &p, int taps) {
+    const int V = p.vec, TKV = V * p.tile_c;
+    Var ko("ko"), ki("ki"), cvo("cvo"), cvi("cvi"), t("t");
+    RVar qo("qo"), qi("qi");
+    g.out.compute_root();
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+        s.reorder(g.k, g.cg, g.s, g.r).vectorize(g.k, V, TailStrategy::GuardWithIf);
+    });
+    g.dw.compute_at(g.out, g.r).reorder(g.k, g.cg, g.s, g.r).vectorize(g.k, V, TailStrategy::GuardWithIf);
+    g.dw.update().reorder(g.k, g.cg, g.s, g.rsp, g.r).vectorize(g.k, V, TailStrategy::GuardWithIf);
+    g.ws.bound(g.s, 0, taps).bound(g.r, 0, taps);  // the workspace's tap dims (checked on entry)
+    g.ws.split(g.k, ko, ki, TKV, TailStrategy::GuardWithIf)
+        .split(ki, cvo, cvi, V, TailStrategy::GuardWithIf)
+        .reorder(cvi, cvo, g.s, g.r, ko, g.sp, g.cg)
+        .vectorize(cvi)
+        .unroll(cvo)
+        .unroll(g.s)
+        .unroll(g.r)
+        .fuse(ko, g.sp, t)
+        .parallel(t);
+    // partial at the task: constant storage, every index constant once unrolled: registers.
+    g.partial.compute_at(g.ws, t)
+        .bound_storage(g.k, TKV)
+        .bound_storage(g.s, taps)
+        .bound_storage(g.r, taps)
+        .reorder_storage(g.k, g.s, g.r, g.cg, g.sp);
+    for (Stage st : {Stage(g.partial), g.partial.update()})
+        st.split(g.k, ko, ki, TKV, TailStrategy::GuardWithIf)
+            .split(ki, cvo, cvi, V, TailStrategy::GuardWithIf)
+            .vectorize(cvi)
+            .unroll(cvo)
+            .unroll(g.s)
+            .unroll(g.r);
+    g.partial.update()
+        .split(g.rr.x, qo, qi, p.tile_q, TailStrategy::GuardWithIf)
+        .reorder(cvi, cvo, g.s, g.r, qi, qo, g.rr.y, g.rr.z, ko, g.cg, g.sp)
+        .unroll(qi);
+    if (!p.x_in_place) {
+        // The task's channels of x with their zero border, channels innermost (the copy's own
+        // border loops are partitioned the same way: its interior copies without tests).
+        std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
+        g.x_f.compute_at(g.ws, t)
+            .bound_storage(xv[2], TKV)
+            .reorder_storage(xv[2], xv[0], xv[1], xv[3])
+            .reorder(xv[2], xv[0], xv[1], xv[3])
+            .vectorize(xv[2], V, TailStrategy::GuardWithIf);
+    }
+}
+
 }  // namespace
 
 // Backward-weight, host, narrow (c / groups < 8: first layers, small groups). Channel vectors
@@ -418,6 +474,10 @@ void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams 
         g.partial.compute_at(g.ws, g.sp);
         g.x_f.compute_at(g.ws, g.sp).vectorize(xv[0], V, TailStrategy::GuardWithIf).parallel(xv[2]);
         schedule_weight_column_lanes(g, a, V, p.tile_k, 1, taps);
+        return;
+    }
+    if (p.full_taps) {
+        schedule_weight_dw_full_taps(g, p, taps);
         return;
     }
     Var cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki"), img("img");

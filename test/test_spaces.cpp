@@ -123,6 +123,15 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
         {"conv_bwd_data_host f32 nhwc s1 k3 host default 10 tile_c=two\n", "m.txt:1: knobs: knob tile_c = 'two' is not an integer"},
         {"conv_bwd_data_host f32 nhwc s1 k3 host default 10 tile_c=4 tile_x=8\n", "m.txt:1: knobs: not valid: tile_c * tile_x"},
         {"conv_bwd_weight_gpu f32 nhwc s1 k3 cuda default 10 vec=4\n", "m.txt:1: knobs: not valid: vec=4 needs stage=1"},
+        // Host depthwise backward-weight with every tap in the register tile (full_taps).
+        {"conv_bwd_weight_dw_host f32 nchw s1 k3 host candidate 10 vec=16 full_taps=1\n",
+         "m.txt:1: knobs: not valid: full_taps = 1: layout nhwc and a class filter"},
+        {"conv_bwd_weight_dw_host f32 nhwc any any host candidate 10 vec=16 full_taps=1\n",
+         "m.txt:1: knobs: not valid: full_taps = 1: layout nhwc and a class filter"},
+        {"conv_bwd_weight_dw_host f32 nhwc s1 k5 host candidate 10 tile_c=2 vec=16 full_taps=1\n",
+         "m.txt:1: knobs: not valid: full_taps = 1: tile_c * R * S <= 28 accumulators"},
+        {"conv_bwd_weight_dw_host f32 nhwc s1 k3 host candidate 10 tile_q=2\n",
+         "m.txt:1: knobs: not valid: tile_q > 1 and x_in_place = 1 need full_taps = 1"},
         // Staged fragment backward-weight: its rules between knobs, device and shared memory.
         {"conv_bwd_weight_mma_gpu bf16 nhwc any k1 cuda candidate 10 frag=1 stage=2\n",
          "m.txt:1: knobs: not valid: stage > 0 needs vec=4"},
@@ -173,6 +182,11 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
                            "m.txt", &out) == "");
     REQUIRE(out.size() == 1);
     CHECK(out[0].name == "bwdw_f16_nhwc_any_any_cuda_mmaf1m2n4v4s8wm2wn2");
+    out.clear();
+    REQUIRE(parse_manifest("conv_bwd_weight_dw_host f32 nhwc s1 k3 host default 0 tile_c=1 vec=16 full_taps=1 x_in_place=1 tile_q=4\n",
+                           "m.txt", &out) == "");
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].name == "bwdw_f32_nhwc_s1_k3_host_dwc1v16fiq4");
 }
 
 // Winograd F(m, r) by Cook-Toom (generators/winograd.h): the identity y = A^T [(G g) . (B^T d)] holds

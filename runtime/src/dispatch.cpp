@@ -169,6 +169,9 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     if (const int lanes = host_f32_lanes(); vec > lanes)
         return "vec: the kernel's f32 vectors of " + std::to_string(vec) + " lanes are wider than this host's (" +
                host_isa() + ": " + std::to_string(lanes) + " lanes); a default for narrower vectors follows";
+    // Depthwise kernels tile c (= groups) in masked tiles of 16-lane vectors: the channel counts of
+    // MobileNet-v2 and EfficientNet-b0 are multiples of 16 (docs/PERFORMANCE.md, "Host on a Zen 5 VM").
+    if (kv.family->groups == GroupClass::Depthwise) return {};
     // The register tile's channels, as the family's group traits give them (schedules/spaces.h: the
     // packed backward-data tile, group_channel_tile; backward-weight's, group_channels_min).
     const GroupChannels gcs = group_channels(k);
