@@ -242,9 +242,8 @@ struct DispatchKey {
     static constexpr int kMax = 64;
     int v[kMax];
     int n = 0;
-    void add(int64_t x) {
-        if (n < kMax) v[n++] = (int)x;
-        if (x != (int64_t)(int)x && n < kMax) v[n++] = (int)(x >> 32);
+    void add(int x) {
+        if (n < kMax) v[n++] = x;
     }
     bool operator==(const DispatchKey &o) const { return n == o.n && std::memcmp(v, o.v, n * sizeof(int)) == 0; }
 };
@@ -259,12 +258,10 @@ struct DispatchKeyHash {
 // False where the key would not fit (a query with more alignments than any run() makes): uncached.
 bool dispatch_key(const Query &q, size_t kernels, uint64_t db_generation, DispatchKey *k) {
     const ConvProblem &p = q.problem;
-    for (int64_t x : {(int64_t)p.N, (int64_t)p.C, (int64_t)p.H, (int64_t)p.W, (int64_t)p.K, (int64_t)p.P, (int64_t)p.Q,
-                      (int64_t)p.R, (int64_t)p.S, (int64_t)p.G, (int64_t)p.pad_top, (int64_t)p.pad_bottom,
-                      (int64_t)p.pad_left, (int64_t)p.pad_right, (int64_t)p.stride_h, (int64_t)p.stride_w,
-                      (int64_t)p.dilation_h, (int64_t)p.dilation_w, (int64_t)p.dtype, (int64_t)p.layout, (int64_t)q.dir,
-                      (int64_t)q.device, (int64_t)q.planes_dense, (int64_t)kernels, (int64_t)db_generation,
-                      (int64_t)q.alignments.size()})
+    for (int x : {p.N, p.C, p.H, p.W, p.K, p.P, p.Q, p.R, p.S, p.G, p.pad_top, p.pad_bottom, p.pad_left, p.pad_right,
+                  p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, (int)p.dtype, (int)p.layout, (int)q.dir,
+                  (int)q.device, (int)q.planes_dense, (int)kernels, (int)(uint32_t)db_generation,
+                  (int)(uint32_t)(db_generation >> 32), (int)q.alignments.size()})
         k->add(x);
     for (const Query::Alignment &al : q.alignments) {
         k->add(al.align);
