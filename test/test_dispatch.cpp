@@ -3,7 +3,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include <fstream>
+#include <unistd.h>
+
 #include "conformance.h"
+#include "runtime/src/internal.h"
 #include "schedules/spaces.h"
 
 using namespace convbwd;
@@ -193,6 +197,36 @@ TEST_CASE("host channel tiles and groups: a tile never straddles two groups; nar
         CHECK(chosen(g1, CONVBWD_BWD_DATA) == wide_d);
         CHECK(chosen(g1, CONVBWD_BWD_WEIGHT) == wide_w);
     }
+}
+
+// The dispatcher keeps its choice per query (runtime/src/dispatch.cpp): two queries of one problem
+// whose tensors differ only in alignment are two entries. An OpenCL kernel loading columns as vectors
+// (xvec=4), named by a tuning-database record, takes the aligned query; the record is skipped for the
+// other (a C stride of 65 elements), whichever was asked first and however often.
+TEST_CASE("the dispatcher's kept choice follows the tensors' alignments") {
+    const std::string xv = "bwdd_f32_nchw_s1_k1_opencl_c8x4xv4";
+    if (!has_kernel(xv)) return;
+    const ConvProblem p = with_derived_output(ConvProblem{.N = 1, .C = 8, .H = 8, .W = 8, .K = 8, .R = 1, .S = 1});
+    convbwd_problem c = to_c(p);
+    convbwd_exec e{};
+    e.target = CONVBWD_TARGET_OPENCL;
+    char key[256];
+    REQUIRE(convbwd_problem_key(&c, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, &e, key, sizeof key) == CONVBWD_SUCCESS);
+    const std::string db = "/tmp/convbwd_test_" + std::to_string(::getpid()) + "_align.db";
+    std::ofstream(db) << key << " " << xv << "\n";
+    REQUIRE_MESSAGE(convbwd_load_tuning_db(db.c_str()) == CONVBWD_SUCCESS, convbwd_last_error());
+    Query aligned{p, Direction::BwdData, Device::OpenCL};  // no entries: packed tensors, aligned
+    Query odd = aligned;
+    odd.alignments.push_back({1, 1, "dy", 65});  // dy's C stride: 65 elements
+    for (int round = 0; round < 2; round++) {
+        CAPTURE(round);
+        CHECK(std::string(select_kernel(odd)->kernel->name) != xv);
+        CHECK(std::string(select_kernel(aligned)->kernel->name) == xv);
+        CHECK(std::string(select_kernel(odd)->kernel->name) != xv);
+    }
+    convbwd_load_tuning_db(nullptr);
+    std::remove(db.c_str());
+    CHECK(std::string(select_kernel(aligned)->kernel->name) != xv);  // the unload takes effect at once
 }
 
 TEST_CASE("a kernel loading channels as vectors refuses channels that are not a multiple, naming them") {

@@ -351,6 +351,8 @@ TEST_CASE("the dispatcher keeps a query's choice until a database load, and repo
     for (std::string line; std::getline(in, line);)
         chose += line.find("chose " + dflt) != std::string::npos;
     CHECK(chose == 2);
+    std::remove(db.c_str());
+    std::remove(log.c_str());
 }
 
 TEST_CASE("records that cannot be used are skipped, and the next one or the default taken") {
