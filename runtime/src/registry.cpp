@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <type_traits>
 #include <vector>
@@ -61,7 +62,9 @@ void publish(Registry &r) {
 
 Registry &registry() {
     static Registry *r = [] {
-        auto *reg = new Registry;  // never destroyed: kernels may be asked for during exit
+        // Never destroyed once built (kernels may be asked for during exit); an allocation failing
+        // while it is built frees what was built, and the next call builds it again.
+        auto reg = std::make_unique<Registry>();
         for (const KernelInfo &k : kBuiltIn) {
             // The manifest tool checked these strings against the same tables: a failure here is
             // a build bug.
@@ -71,7 +74,7 @@ Registry &registry() {
             add_entry(*reg, k, std::move(kv));
         }
         publish(*reg);
-        return reg;
+        return reg.release();
     }();
     return *r;
 }
