@@ -258,6 +258,9 @@ struct DispatchKeyHash {
 // False where the key would not fit (a query with more alignments than any run() makes): uncached.
 bool dispatch_key(const Query &q, size_t kernels, uint64_t db_generation, DispatchKey *k) {
     const ConvProblem &p = q.problem;
+    // Every field of ConvProblem below: a field added there must be added here (else two problems
+    // that differ in it would share a choice).
+    static_assert(sizeof(ConvProblem) == 20 * sizeof(int), "ConvProblem changed: update dispatch_key");
     for (int x : {p.N, p.C, p.H, p.W, p.K, p.P, p.Q, p.R, p.S, p.G, p.pad_top, p.pad_bottom, p.pad_left, p.pad_right,
                   p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, (int)p.dtype, (int)p.layout, (int)q.dir,
                   (int)q.device, (int)q.planes_dense, (int)kernels, (int)(uint32_t)db_generation,
