@@ -642,11 +642,11 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
         // Split the N*P rows into at most max_splits contiguous chunks: a fixed partition for a
         // given problem and kernel, so the result is bit-identical from run to run.
         Expr rows_total = a.N * a.P;
-        g.rows = wgrad_rows_per_split(rows_total, max_splits);
-        g.splits = wgrad_splits(rows_total, max_splits);
+        g.rows = a.weight_direct ? rows_total : wgrad_rows_per_split(rows_total, max_splits);
+        g.splits = a.weight_direct ? Expr(1) : wgrad_splits(rows_total, max_splits);
         g.rr = RDom(0, a.Q, 0, g.rows, "rr");
         Expr row = g.sp * g.rows + g.rr.y;
-        g.rr.where(row < rows_total);
+        if (!a.weight_direct) g.rr.where(row < rows_total);  // direct: one split of every row
         // Rows past the end are never executed (where), but bounds inference sees them: n is clamped.
         // x and dy by flattened row (n, p): partial reads row `rw` through these (inlined unless a
         // schedule wraps them). A wrapper computed per row then has a one-row region, where through
@@ -665,12 +665,13 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
             g.x_row(g.rr.x * sw - pl + g.s * dwl, g.r, c_of, row) * g.dy_row(g.rr.x, g.k, row);
     }
     g.ws = ws;
-    g.ws(g.s, g.r, g.cg, g.k, g.sp) = g.partial(g.s, g.r, g.cg, g.k, g.sp);
+    if (a.weight_direct) g.ws(g.s, g.r, g.cg, g.k, g.sp) = 0.0f;  // of extent 0 (ConvArgs::weight_direct)
+    else g.ws(g.s, g.r, g.cg, g.k, g.sp) = g.partial(g.s, g.r, g.cg, g.k, g.sp);
 
     g.rsp = RDom(0, g.splits, "rsp");
     g.dw = Func("dw");
     g.dw(g.s, g.r, g.cg, g.k) = 0.0f;
-    Func parts = a.sum_from_partial ? g.partial : g.ws;  // ConvArgs::sum_from_partial
+    Func parts = a.sum_from_partial || a.weight_direct ? g.partial : g.ws;  // ConvArgs::sum_from_partial
     g.dw(g.s, g.r, g.cg, g.k) += parts(g.s, g.r, g.cg, g.k, g.rsp);
 
     g.out = out;

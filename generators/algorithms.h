@@ -38,6 +38,9 @@ struct ConvArgs {
     // (the host depthwise family's full_taps = 1, which reads x in place or stages it per task);
     // others keep plain tests, and their code.
     bool likely_bounds = false;
+    // Backward-weight in one split whose sums dw reads directly (conv_bwd_weight_host's direct = 1):
+    // the workspace output is left empty (the runtime passes it with no splits) and never read.
+    bool weight_direct = false;
 };
 
 // What a (stride class, filter class) pair fixes at compile time; 0 / -1 = runtime.

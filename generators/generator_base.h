@@ -227,12 +227,23 @@ protected:
     }
     BwdWeightGraph build_bwd_weight(const ConvArgs &args, int k_tile = 0) {
         require_groups(args);
+        Expr max_splits = args.weight_direct ? Expr(1) : max(*splits, 1);  // direct: one split
         BwdWeightGraph g = define_bwd_weight(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
-                                             filter_class, max(*splits, 1), Gen::kGroups, Gen::kImageSplits, k_tile);
+                                             filter_class, max_splits, Gen::kGroups, Gen::kImageSplits, k_tile);
         constrain_weight_buffers();
         return g;
     }
     // Backward-weight's layout, class and workspace constraints (every backward-weight family).
+    // The workspace's tap dims (s, r) fixed to a class filter's size, where a family's partial
+    // sums are per filter tap (not Winograd's transform points): its copy loops then have constant
+    // extents and cg's stride is known, so they vectorise (host families).
+    void constrain_workspace_taps_to_filter() {
+        ClassConsts k = class_consts(stride_class, filter_class);
+        if (k.filter > 0) {
+            ws->dim(0).set_extent(k.filter);
+            ws->dim(1).set_extent(k.filter);
+        }
+    }
     void constrain_weight_buffers() {
         for (auto *buf : {a, b, prev}) constrain_layout(*buf);
         constrain_layout(*out);

@@ -43,9 +43,13 @@ public:
         ConvArgs args = this->bwd_weight_args();
         const auto p = knobs.params();
         int k_tile = 0;  // the general family's group_tile: a register tile's group from its first k
-        if constexpr (gc == GroupClass::Any) k_tile = this->using_autoscheduler() ? 0 : p.group_k_tile();
+        if constexpr (gc == GroupClass::Any) {
+            k_tile = this->using_autoscheduler() ? 0 : p.group_k_tile();
+            args.weight_direct = !this->using_autoscheduler() && p.direct;
+        }
         if constexpr (gc == GroupClass::Depthwise) args.likely_bounds = p.full_taps;  // x read in place, or staged per task
         BwdWeightGraph g = this->build_bwd_weight(args, k_tile);
+        this->constrain_workspace_taps_to_filter();
         if (this->autoscheduled()) return;
         this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_weight_dw_host"
                                : gc == GroupClass::Narrow  ? "conv_bwd_weight_narrow_host"

@@ -100,6 +100,12 @@ CONVBWD_DEFINE_PARAMS(BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
       "1: a register tile's k lie in one group (the dispatcher's condition: k / groups a multiple of "   \
       "tile_k), so x is read once per tile, not once per k (grouped layers); 0: any k / groups",         \
       0, 1)                                                                                              \
+    X(direct, 0, Compile, "d",                                                                           \
+      "1: one split, each register tile summing every pixel and writing dw itself (no workspace, no "   \
+      "second pass: layers of few pixels against many filter elements, whose workspace copy and sum "  \
+      "outweighed the FMAs); the dispatcher gives it problems of at most kWgradTermsPerSplit terms "   \
+      "(N*P*Q, the accuracy bound); 0: splits summed through the workspace",                           \
+      0, 1)                                                                                              \
     X(max_splits, 16, Launch, "",                                                                       \
       "partial sums over the N*P rows (the reduction split; min(this, rows), so results never depend "  \
       "on the machine)",                                                                                \
@@ -626,6 +632,13 @@ inline bool exact_on_integers(const KnobValues &vals, FilterClass fc) {
 struct WeightTaps {
     int s, r;
 };
+// A backward-weight kernel that sums every pixel in one pass and writes dw itself (the general host
+// family's direct = 1): no workspace, one split; the dispatcher keeps it to problems of at most
+// kWgradTermsPerSplit terms (runtime/src/internal.h).
+inline bool weight_sums_direct(const KnobValues &kv) {
+    return kv.family->knobs == &BwdWeightHostParams::knobs && kv.get("direct") != 0;
+}
+
 inline WeightTaps weight_partial_taps(const KnobValues &vals, int S, int R) {
     const int m = vals.family->dir == Direction::BwdWeight ? vals.get("winograd") : 0;
     return m ? WeightTaps{winograd::alpha_of(m, S), winograd::alpha_of(m, R)} : WeightTaps{S, R};
@@ -806,6 +819,9 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         const auto p = to_params<BwdWeightHostParams>(vals);
         if (!(e = need(p.tile_c * p.tile_k <= budget(p.vec), acc_rule("tile_c * tile_k", p.vec))).empty()) return e;
         if (!(e = need(!p.group_tile || p.tile_k > 1, "group_tile=1 needs tile_k > 1 (a tile of one k is in one group)")).empty())
+            return e;
+        if (!(e = need(!p.direct || (p.k_tasks == 4 && !p.c_outer),
+                       "direct = 1: k_tasks and c_outer at their defaults (4, 0; a direct kernel's tasks are channel tiles)")).empty())
             return e;
     } else if (calls_fragments(f)) {
         // Knobs both families' tables have, by name.

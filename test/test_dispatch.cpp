@@ -199,6 +199,42 @@ TEST_CASE("host channel tiles and groups: a tile never straddles two groups; nar
     }
 }
 
+// Direct backward-weight kernels (direct = 1: one split, no workspace) sum every term of a filter
+// element in one f32 partial: over kWgradTermsPerSplit terms they refuse the problem, naming them,
+// and the split kernel takes it. As defaults (AVX-512 hosts) NHWC takes them only on small planes.
+TEST_CASE("direct backward-weight kernels: no workspace, the accuracy cap, NHWC defaults on small planes") {
+    for (Layout l : {Layout::NCHW, Layout::NHWC}) {
+        const std::string lay = l == Layout::NCHW ? "nchw" : "nhwc", direct = "bwdw_f32_" + lay + "_s1_k1_host_c2k6v16d";
+        if (!has_kernel(direct)) continue;
+        CAPTURE(lay);
+        ConvProblem p = with_derived_output(ConvProblem{.N = 1, .C = 64, .H = 7, .W = 7, .K = 64, .R = 1, .S = 1, .layout = l});
+        convbwd_problem c = to_c(p);
+        convbwd_exec e{};
+        e.kernel = direct.c_str();
+        const char *got = nullptr;
+        REQUIRE(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, to_c(l), &e, &got) == CONVBWD_SUCCESS);
+        size_t bytes = 1;
+        REQUIRE(convbwd_workspace_size(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, to_c(l), &e, &bytes) == CONVBWD_SUCCESS);
+        CHECK(bytes == 0);
+        auto plane = [&](int n, int hw) {
+            return with_derived_output(ConvProblem{.N = n, .C = 64, .H = hw, .W = hw, .K = 64, .R = 1, .S = 1, .layout = l});
+        };
+        ConvProblem big = plane(2, 362);  // 2 x 362 x 362 = 262088 pixels fit; 2 x 363 x 363 = 263538 do not
+        c = to_c(big);
+        CHECK_MESSAGE(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, to_c(l), &e, &got) == CONVBWD_SUCCESS,
+                      std::string(convbwd_last_error()));
+        big = plane(2, 363);
+        c = to_c(big);
+        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, to_c(l), &e, &got) == CONVBWD_NO_KERNEL);
+        CHECK(std::string(convbwd_last_error()).find("size: n * p * q = 263538 terms a filter element") != std::string::npos);
+        CHECK(chosen(big, CONVBWD_BWD_WEIGHT) != direct);
+        if (host_f32_lanes() < 16) continue;  // the 16-lane defaults run on AVX-512 only
+        CHECK(chosen(p, CONVBWD_BWD_WEIGHT) == direct);
+        const ConvProblem wide = plane(1, 14);  // 196 pixels: NCHW keeps the direct kernel, NHWC the split one
+        CHECK((chosen(wide, CONVBWD_BWD_WEIGHT) == direct) == (l == Layout::NCHW));
+    }
+}
+
 // The dispatcher keeps its choice per query (runtime/src/dispatch.cpp): two queries of one problem
 // whose tensors differ only in alignment are two entries. An OpenCL kernel loading columns as vectors
 // (xvec=4), named by a tuning-database record, takes the aligned query; the record is skipped for the

@@ -342,7 +342,9 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
             wd[d] = halide_dimension_t(0, (int32_t)ext[d], (int32_t)stride);
             stride *= ext[d];
         }
-        ws.host = (uint8_t *)ws_ptr;
+        // An empty workspace (a direct kernel's, or none at all) still needs an address.
+        static float no_workspace;
+        ws.host = (uint8_t *)(ws_ptr ? ws_ptr : &no_workspace);
         ws.type = halide_type_t(halide_type_float, 32);
         ws.dimensions = 5;
         ws.dim = wd;

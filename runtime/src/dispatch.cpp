@@ -59,6 +59,12 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
     if (kernel_knobs(k).family->groups == GroupClass::Narrow && group_class(p) != GroupClass::Narrow)
         return "groups: a narrow kernel (c / groups < " + std::to_string(kNarrowChannels) + ", not depthwise), problem c = " +
                std::to_string(p.C) + ", groups = " + std::to_string(p.G);
+    // A direct backward-weight kernel sums every term of a filter element in one f32 sum: the
+    // accuracy bound of the split kernels (docs/KERNELS.md, "Accuracy") caps the problem instead.
+    if (weight_sums_direct(kernel_knobs(k)))
+        if (const int64_t terms = (int64_t)p.N * p.P * p.Q; terms > kWgradTermsPerSplit)
+            return "size: n * p * q = " + std::to_string(terms) + " terms a filter element; the direct kernel sums them in one " +
+                   "f32 partial, at most " + std::to_string(kWgradTermsPerSplit) + " (accuracy; a split kernel follows)";
     // Matrix fragments and staged backward-weight: one GEMM over all channels (the generators
     // require it on entry too).
     if (takes_one_group(*kernel_knobs(k).family) && p.G != 1)
@@ -169,6 +175,15 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     if (const int lanes = host_f32_lanes(); vec > lanes)
         return "vec: the kernel's f32 vectors of " + std::to_string(vec) + " lanes are wider than this host's (" +
                host_isa() + ": " + std::to_string(lanes) + " lanes); a default for narrower vectors follows";
+    // (3) A direct backward-weight kernel in NHWC (one split, dy read in place) re-reads its k tile's
+    // dy columns, a few floats at a stride of k, for every channel tile: past kDirectNhwcPixels
+    // pixels the split kernel that follows was faster (on 14x14 to 56x56 and DeepLab's 32x32 1x1
+    // layers 0.56-0.92x, on 7x7 and 8x8 ones 1.2-2.4x; docs/PERFORMANCE.md, "Host 1x1 backward-weight:
+    // direct kernels").
+    constexpr int64_t kDirectNhwcPixels = 128;
+    if (weight_sums_direct(kv) && k.layout == Layout::NHWC && (int64_t)p.N * p.P * p.Q > kDirectNhwcPixels)
+        return "pixels: n * p * q = " + std::to_string((int64_t)p.N * p.P * p.Q) + " over " +
+               std::to_string(kDirectNhwcPixels) + ": the direct NHWC kernel re-reads dy per channel tile; a split kernel follows";
     // Depthwise kernels tile c (= groups) in masked tiles of 16-lane vectors: the channel counts of
     // MobileNet-v2 and EfficientNet-b0 are multiples of 16 (docs/PERFORMANCE.md, "Host on a Zen 5 VM").
     if (kv.family->groups == GroupClass::Depthwise) return {};

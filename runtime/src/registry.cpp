@@ -196,6 +196,7 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
     // Workspace at most 256 MiB, whatever the cap.
     const int64_t by_workspace = std::max<int64_t>(1, (int64_t{256} << 20) / std::max<int64_t>(partial_bytes, 1));
     int64_t want, need = 1;  // need: the accuracy floor (host)
+    if (weight_sums_direct(s.knobs)) return 1;  // one split, no workspace (weight_splits: 0)
     if (k.device == Device::Host) {
         want = s.knobs.get("max_splits");  // every host backward-weight family has it
         // split_pixels (conv_bwd_weight_host; 0 or absent: max_splits alone).
@@ -341,6 +342,7 @@ int column_vector(const KernelInfo &k) {
 
 int64_t weight_splits(const Selection &s, const Query &q) {
     const ConvProblem &p = q.problem;
+    if (weight_sums_direct(s.knobs)) return 0;  // the workspace output is empty: dw is written directly
     if (calls_fragments(*s.knobs.family)) {  // splits of the k-blocks (a flat plane is one row)
         const bool flat = flattens_pointwise_plane(s, p) && q.planes_dense;
         const int64_t rows = flat ? p.N : (int64_t)p.N * p.P, cols = flat ? (int64_t)p.P * p.Q : p.Q;
