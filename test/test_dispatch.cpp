@@ -201,8 +201,8 @@ TEST_CASE("host channel tiles and groups: a tile never straddles two groups; nar
 
 // Direct backward-weight kernels (direct = 1: one split, no workspace) sum every term of a filter
 // element in one f32 partial: over kWgradTermsPerSplit terms they refuse the problem, naming them,
-// and the split kernel takes it. As defaults (AVX-512 hosts) NHWC takes them only on small planes.
-TEST_CASE("direct backward-weight kernels: no workspace, the accuracy cap, NHWC defaults on small planes") {
+// and the split kernel takes it. As defaults (AVX-512 hosts) NHWC takes them only where dy is small.
+TEST_CASE("direct backward-weight kernels: no workspace, the accuracy cap, NHWC defaults where dy is small") {
     for (Layout l : {Layout::NCHW, Layout::NHWC}) {
         const std::string lay = l == Layout::NCHW ? "nchw" : "nhwc", direct = "bwdw_f32_" + lay + "_s1_k1_host_c2k6v16d";
         if (!has_kernel(direct)) continue;
@@ -230,8 +230,14 @@ TEST_CASE("direct backward-weight kernels: no workspace, the accuracy cap, NHWC 
         CHECK(chosen(big, CONVBWD_BWD_WEIGHT) != direct);
         if (host_f32_lanes() < 16) continue;  // the 16-lane defaults run on AVX-512 only
         CHECK(chosen(p, CONVBWD_BWD_WEIGHT) == direct);
-        const ConvProblem wide = plane(1, 14);  // 196 pixels: NCHW keeps the direct kernel, NHWC the split one
-        CHECK((chosen(wide, CONVBWD_BWD_WEIGHT) == direct) == (l == Layout::NCHW));
+        // 64 x 64 x 64 x 4 bytes of dy = 1 MiB: the NHWC default's limit; one more row and NHWC takes
+        // the split kernel, NCHW keeps the direct one.
+        CHECK(chosen(plane(1, 64), CONVBWD_BWD_WEIGHT) == direct);
+        ConvProblem tall = plane(1, 64);
+        tall.H = 65;
+        tall.P = 0;
+        tall = with_derived_output(tall);
+        CHECK((chosen(tall, CONVBWD_BWD_WEIGHT) == direct) == (l == Layout::NCHW));
     }
 }
 

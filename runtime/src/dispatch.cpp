@@ -170,20 +170,22 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
 static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p) {
     if (k.device != Device::Host) return {};
     const KnobValues &kv = kernel_knobs(k);
+    // (0) A direct backward-weight kernel in NHWC (one split, dy read in place) re-reads its k tile's
+    // dy columns, a few floats at a stride of k, for every channel tile: where dy outgrows an L2
+    // (kDirectNhwcDyBytes) the kernel that follows was faster (two runs over the suites' 1x1 layers:
+    // direct / split own time 1.28x where dy <= 1 MiB, 0.87-0.90x above; docs/PERFORMANCE.md, "Host 1x1
+    // backward-weight: direct kernels").
+    constexpr int64_t kDirectNhwcDyBytes = int64_t{1} << 20;
+    if (const int64_t dy_bytes = (int64_t)p.N * p.P * p.Q * p.K * 4;
+        weight_sums_direct(kv) && k.layout == Layout::NHWC && dy_bytes > kDirectNhwcDyBytes)
+        return "dy: n * p * q * k = " + std::to_string(dy_bytes / 4) + " floats, over " +
+               std::to_string(kDirectNhwcDyBytes) + " bytes: the direct NHWC kernel re-reads dy per channel tile; " +
+               "a split kernel follows";
     const int vec = kv.get("vec");
     if (vec <= 8) return {};  // the 8-lane defaults are the last ones: SSE4.1 runs them as pairs
     if (const int lanes = host_f32_lanes(); vec > lanes)
         return "vec: the kernel's f32 vectors of " + std::to_string(vec) + " lanes are wider than this host's (" +
                host_isa() + ": " + std::to_string(lanes) + " lanes); a default for narrower vectors follows";
-    // (3) A direct backward-weight kernel in NHWC (one split, dy read in place) re-reads its k tile's
-    // dy columns, a few floats at a stride of k, for every channel tile: past kDirectNhwcPixels
-    // pixels the split kernel that follows was faster (on 14x14 to 56x56 and DeepLab's 32x32 1x1
-    // layers 0.56-0.92x, on 7x7 and 8x8 ones 1.2-2.4x; docs/PERFORMANCE.md, "Host 1x1 backward-weight:
-    // direct kernels").
-    constexpr int64_t kDirectNhwcPixels = 128;
-    if (weight_sums_direct(kv) && k.layout == Layout::NHWC && (int64_t)p.N * p.P * p.Q > kDirectNhwcPixels)
-        return "pixels: n * p * q = " + std::to_string((int64_t)p.N * p.P * p.Q) + " over " +
-               std::to_string(kDirectNhwcPixels) + ": the direct NHWC kernel re-reads dy per channel tile; a split kernel follows";
     // Depthwise kernels tile c (= groups) in masked tiles of 16-lane vectors: the channel counts of
     // MobileNet-v2 and EfficientNet-b0 are multiples of 16 (docs/PERFORMANCE.md, "Host on a Zen 5 VM").
     if (kv.family->groups == GroupClass::Depthwise) return {};
