@@ -56,15 +56,22 @@ void schedule_bwd_data_dw_nhwc_s1_host(BwdDataGraph &g, const BwdDataHostParams 
 // broadcast.
 void schedule_bwd_data_dw_nchw_s1_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, FilterClass fc) {
     const int V = p.vec, TX = p.vec * p.tile_x;
-    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), t("t"), mvo("mvo"), mvi("mvi");
+    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), co("co"), ci("ci"), t("t"), mvo("mvo"), mvi("mvi");
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
+    // Tasks of (channels, row block) with about kTaskPixels outputs each: a task of one channel of a
+    // 7x7 or 14x14 plane was ~100 ns of work against the thread pool's hand-off and the allocation of
+    // its dy rows (MobileNet's 960-channel 7x7 layer: malloc, free and the pool's mutex were half
+    // of a call).
+    constexpr int kTaskPixels = 2048;
+    Expr channels_per_task = max(1, kTaskPixels / max(1, a.W * min(a.H, p.task_rows)));
     g.out.compute_root();
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
         s.split(y, yo, yi, p.task_rows, TailStrategy::GuardWithIf)
             .split(x, xo, xi, TX, TailStrategy::GuardWithIf)
-            .reorder(xi, xo, yi, c, yo, n)
+            .split(c, co, ci, channels_per_task, TailStrategy::GuardWithIf)
+            .reorder(xi, xo, yi, ci, co, yo, n)
             .vectorize(xi, V)
-            .fuse(c, yo, t)
+            .fuse(co, yo, t)
             .parallel(t);
     });
     std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n): columns innermost, as dy's
