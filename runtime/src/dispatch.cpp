@@ -193,6 +193,16 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     // packed backward-data tile, group_channel_tile; backward-weight's, group_channels_min).
     const GroupChannels gcs = group_channels(k);
     const int tile = std::max(gcs.tile, gcs.min), cg = p.C / std::max(1, p.G);
+    // Direct backward-weight kernels (tasks of channel tiles, each summing every pixel) ran 2-6x the
+    // 8-lane split kernels' speed on a single tile too (GoogLeNet's and Inception's 5x5 layers of 16
+    // to 48 channels), and their one-vector tiles with a masked tail (24, 40, 48 channels): whole
+    // tiles, or any count on one-vector tiles (docs/PERFORMANCE.md, "Host backward-weight: direct
+    // kernels beyond 1x1").
+    if (weight_sums_direct(kv)) {
+        if (cg % tile == 0 || tile == vec) return {};
+        return "channels: c / groups = " + std::to_string(cg) + " is not a multiple of the direct kernel's " +
+               std::to_string(tile) + "-channel tiles; a kernel of narrower tiles follows";
+    }
     if (cg % tile != 0 || cg < 2 * tile)
         return "channels: c / groups = " + std::to_string(cg) + " is not a multiple of two or more of the kernel's " +
                std::to_string(tile) + "-channel tiles (16-lane vectors x tile_c); a default for narrower tiles follows";
