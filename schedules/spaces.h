@@ -103,8 +103,8 @@ CONVBWD_DEFINE_PARAMS(BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
     X(direct, 0, Compile, "d",                                                                           \
       "1: one split, each register tile summing every pixel and writing dw itself (no workspace, no "   \
       "second pass: layers of few pixels against many filter elements, whose workspace copy and sum "  \
-      "outweighed the FMAs); the dispatcher gives it problems of at most kWgradTermsPerSplit terms "   \
-      "(N*P*Q, the accuracy bound); 0: splits summed through the workspace",                           \
+      "outweighed the FMAs); the dispatcher gives it problems of at most kWgradDirectTerms terms "     \
+      "(N*P*Q: one running f32 sum, accuracy); 0: splits summed through the workspace",                \
       0, 1)                                                                                              \
     X(max_splits, 16, Launch, "",                                                                       \
       "partial sums over the N*P rows (the reduction split; min(this, rows), so results never depend "  \
@@ -634,7 +634,7 @@ struct WeightTaps {
 };
 // A backward-weight kernel that sums every pixel in one pass and writes dw itself (the general host
 // family's direct = 1): no workspace, one split; the dispatcher keeps it to problems of at most
-// kWgradTermsPerSplit terms (runtime/src/internal.h).
+// kWgradDirectTerms terms (runtime/src/internal.h).
 inline bool weight_sums_direct(const KnobValues &kv) {
     return kv.family->knobs == &BwdWeightHostParams::knobs && kv.get("direct") != 0;
 }

@@ -59,12 +59,12 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
     if (kernel_knobs(k).family->groups == GroupClass::Narrow && group_class(p) != GroupClass::Narrow)
         return "groups: a narrow kernel (c / groups < " + std::to_string(kNarrowChannels) + ", not depthwise), problem c = " +
                std::to_string(p.C) + ", groups = " + std::to_string(p.G);
-    // A direct backward-weight kernel sums every term of a filter element in one f32 sum: the
-    // accuracy bound of the split kernels (docs/KERNELS.md, "Accuracy") caps the problem instead.
+    // A direct backward-weight kernel sums every term of a filter element in one running f32 sum:
+    // kWgradDirectTerms caps the problem (accuracy; docs/KERNELS.md, "Accuracy").
     if (weight_sums_direct(kernel_knobs(k)))
-        if (const int64_t terms = (int64_t)p.N * p.P * p.Q; terms > kWgradTermsPerSplit)
+        if (const int64_t terms = (int64_t)p.N * p.P * p.Q; terms > kWgradDirectTerms)
             return "size: n * p * q = " + std::to_string(terms) + " terms a filter element; the direct kernel sums them in one " +
-                   "f32 partial, at most " + std::to_string(kWgradTermsPerSplit) + " (accuracy; a split kernel follows)";
+                   "f32 sum, at most " + std::to_string(kWgradDirectTerms) + " (accuracy; a split kernel follows)";
     // Matrix fragments and staged backward-weight: one GEMM over all channels (the generators
     // require it on entry too).
     if (takes_one_group(*kernel_knobs(k).family) && p.G != 1)

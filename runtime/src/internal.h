@@ -69,6 +69,11 @@ int64_t workspace_bytes(const Selection &s, const ConvProblem &p);
 int64_t weight_max_splits(const Selection &s, const ConvProblem &p);
 // Host backward-weight: the most of the N*P*Q terms summed into one f32 partial (accuracy).
 constexpr int64_t kWgradTermsPerSplit = int64_t{1} << 18;
+// A direct backward-weight kernel (direct = 1) sums a filter element's N*P*Q terms in one running
+// f32 sum (no blocks): at most this many. convbwd-accuracy (one-sign inputs, 64 channels, 1x1 NHWC):
+// its error over sum |x * dy| was 2.9e-6 at 4096 terms, 7.0e-6 at 16384, 3.3e-5 at 262144, against
+// 0.5-1.7e-6 for the split kernel over that range (docs/KERNELS.md, "Accuracy").
+constexpr int64_t kWgradDirectTerms = int64_t{1} << 12;
 struct Query;
 int64_t weight_splits(const Selection &s, const Query &q);
 
