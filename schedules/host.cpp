@@ -50,8 +50,8 @@ void schedule_bwd_data_dw_nhwc_s1_host(BwdDataGraph &g, const BwdDataHostParams 
 
 // Depthwise backward-data, NCHW, stride 1: each channel is its own plane, so the vectors run along
 // the columns (dense in dy, dx and NCHW's rows) instead of a transposing copy to channels-innermost
-// (MobileNet's 144-channel 56x56 layer at batch 1: 0.08 of oneDNN that way). Tasks of (channel,
-// row block, image); dy's rows a block reads are staged with their zero border, so the tap loops
+// (MobileNet's 144-channel 56x56 layer at batch 1: 0.08 of oneDNN that way). Tasks of (channels,
+// row block), images outside them; dy's rows a task reads are staged with their zero border, so the tap loops
 // load with no range test; a register tile is tile_x column vectors of one row, the filter's taps
 // broadcast.
 void schedule_bwd_data_dw_nchw_s1_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, FilterClass fc) {

@@ -636,7 +636,7 @@ struct WeightTaps {
 // family's direct = 1): no workspace, one split; the dispatcher keeps it to problems of at most
 // kWgradDirectTerms terms (runtime/src/internal.h).
 inline bool weight_sums_direct(const KnobValues &kv) {
-    return kv.family->knobs == &BwdWeightHostParams::knobs && kv.get("direct") != 0;
+    return kv.family->knobs == &BwdWeightHostParams::knobs && !kv.family->autoscheduler && kv.get("direct") != 0;
 }
 
 inline WeightTaps weight_partial_taps(const KnobValues &vals, int S, int R) {

@@ -342,9 +342,10 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
             wd[d] = halide_dimension_t(0, (int32_t)ext[d], (int32_t)stride);
             stride *= ext[d];
         }
-        // An empty workspace (a direct kernel's, or none at all) still needs an address.
+        // An empty workspace (a direct kernel's: no splits) still needs an address; a workspace with
+        // splits always has the caller's or the scratchpad's (ws_bytes > 0 above).
         static float no_workspace;
-        ws.host = (uint8_t *)(ws_ptr ? ws_ptr : &no_workspace);
+        ws.host = (uint8_t *)(ext[4] == 0 ? &no_workspace : ws_ptr);
         ws.type = halide_type_t(halide_type_float, 32);
         ws.dimensions = 5;
         ws.dim = wd;
