@@ -60,20 +60,17 @@ const double kFlopsPerIter = 16 * 2;
 int main() {
     const int threads = (int)std::thread::hardware_concurrency();
     const long iters = 200000000 / 12;
-    std::vector<std::thread> pool;
     std::vector<float> sink(threads);
-    double t0 = seconds();
-    for (int t = 0; t < threads; t++) pool.emplace_back([&, t] { sink[t] = fma_loop(iters); });
-    for (auto &th : pool) th.join();
-    double gflops = kFlopsPerIter * iters * threads / (seconds() - t0) / 1e9;
-    double gflops512 = 0;
-    if (has_avx512()) {
-        pool.clear();
-        t0 = seconds();
-        for (int t = 0; t < threads; t++) pool.emplace_back([&, t] { sink[t] += fma_loop512(iters); });
+    // One FMA loop on every core at once: its GFLOP/s.
+    auto peak = [&](float (*loop)(long), double flops_per_iter) {
+        std::vector<std::thread> pool;
+        const double t0 = seconds();
+        for (int t = 0; t < threads; t++) pool.emplace_back([&, t] { sink[t] += loop(iters); });
         for (auto &th : pool) th.join();
-        gflops512 = kFlopsPerIter512 * iters * threads / (seconds() - t0) / 1e9;
-    }
+        return flops_per_iter * iters * threads / (seconds() - t0) / 1e9;
+    };
+    const double gflops = peak(fma_loop, kFlopsPerIter);
+    const double gflops512 = has_avx512() ? peak(fma_loop512, kFlopsPerIter512) : 0;
 
     const size_t bytes = 256u << 20;
     std::vector<char> src(bytes, 1), dst(bytes, 0);

@@ -227,9 +227,8 @@ protected:
     }
     BwdWeightGraph build_bwd_weight(const ConvArgs &args, int k_tile = 0) {
         require_groups(args);
-        Expr max_splits = args.weight_direct ? Expr(1) : max(*splits, 1);  // direct: one split
         BwdWeightGraph g = define_bwd_weight(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
-                                             filter_class, max_splits, Gen::kGroups, Gen::kImageSplits, k_tile);
+                                             filter_class, max(*splits, 1), Gen::kGroups, Gen::kImageSplits, k_tile);
         constrain_weight_buffers();
         return g;
     }
