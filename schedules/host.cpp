@@ -254,8 +254,7 @@ namespace {
 // several tiles a task, the k tiles outside them, put a guard in every tile's inner loop: 0.4x). No workspace
 // copy and no second pass over K x C x R x S: on 7x7 1x1 layers (49 pixels against ~150k filter
 // elements) the split kernel's copy and sum were half of a call.
-void schedule_weight_direct(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a, Layout layout,
-                            FilterClass fc) {
+void schedule_weight_direct(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a) {
     const int V = p.vec, TC = p.vec * p.tile_c, TK = p.tile_k;
     Var co("co"), ci("ci"), cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki");
     g.out.compute_root();
@@ -284,21 +283,21 @@ void schedule_weight_direct(BwdWeightGraph &g, const BwdWeightHostParams &p, con
     tile(Stage(g.partial));
     tile(g.partial.update()).reorder(cvi, cvo, ki, g.rr.x, g.rr.y, ko, g.s, g.r, g.sp);
     g.partial.update().specialize(a.groups == 1);  // one x vector load serves the tile's k
-    // x: NHWC 1x1 read in place (channels innermost, no border); otherwise the task's channels of
-    // the rows a tap reads, staged once per task with their zero border, channels innermost (NCHW:
-    // transposed here), so the tile loads dense channel vectors with no range test.
-    if (!(layout == Layout::NHWC && fc == FilterClass::K1)) {
-        std::vector<Var> xv = g.x_row.args();  // (xx, tr, c, rw)
-        g.x_row.compute_at(g.out, co).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
-        g.x_row.reorder(xv[2], xv[0], xv[1], xv[3]).vectorize(xv[2], V, TailStrategy::GuardWithIf);
-    }
+    // x: the task's channels of the rows a tap reads, staged once per task with their zero border,
+    // channels innermost (NCHW: transposed here), so the tile loads dense channel vectors with no
+    // range test. NHWC 1x1 too: read in place, a tile's pixels lie C * 4 bytes apart, a power of
+    // two for most layers, so they fall in a few L1 sets and every k tile reloaded them from L2
+    // (staged: 1.21x over 32 NHWC 1x1 layers, up to 2.2x where C >= 512; docs/PERFORMANCE.md).
+    std::vector<Var> xv = g.x_row.args();  // (xx, tr, c, rw)
+    g.x_row.compute_at(g.out, co).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
+    g.x_row.reorder(xv[2], xv[0], xv[1], xv[3]).vectorize(xv[2], V, TailStrategy::GuardWithIf);
 }
 
 }  // namespace
 
 void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a,
                               Layout layout, StrideClass, FilterClass fc) {
-    if (p.direct) return schedule_weight_direct(g, p, a, layout, fc);
+    if (p.direct) return schedule_weight_direct(g, p, a);
     const int V = p.vec, TC = p.vec * p.tile_c, TK = p.tile_k;
     Var cgo("cgo"), cgi("cgi"), cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki");
 
