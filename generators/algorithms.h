@@ -41,6 +41,11 @@ struct ConvArgs {
     // Backward-weight in one split whose sums dw reads directly (conv_bwd_weight_host's direct = 1):
     // the workspace output is left empty (the runtime passes it with no splits) and never read.
     bool weight_direct = false;
+    // Backward-data, a 1x1 filter at stride 1, column tiles computed whole (conv_bwd_data_host's
+    // cols = 1): dy's column clamped to the row, min(likely(q), Q - 1), so a row's last tile reads
+    // valid columns past the row's end (never stored) and its accumulators keep constant indices;
+    // the clamp marked likely is partitioned out of the other tiles.
+    bool data_whole_columns = false;
 };
 
 // What a (stride class, filter class) pair fixes at compile time; 0 / -1 = runtime.

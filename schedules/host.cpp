@@ -167,6 +167,50 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
     tiles_of_row(g.acc.update(), TailStrategy::GuardWithIf);
 }
 
+// cols = 1 (NCHW, a 1x1 filter at stride 1): dx = w^T dy per image, a GEMM whose output rows are
+// dx's planes. Register tiles of tile_c channels x tile_x vectors of columns sum every k: dy's
+// columns loaded as vectors in place, w's tile_c values at each k broadcast (adjacent in KCRS),
+// and the tile stored as dense vectors of dx: neither dy nor dx
+// is transposed (the channel-vector schedules copy both across: NCHW 1x1 layers of few k ran
+// 0.16-0.25 of oneDNN). Tasks of (channel tile, row, image); flat = 1 (launch-time) gives a dense
+// plane as one row of H*W columns, so 7- and 14-column rows fill whole vectors.
+void schedule_bwd_data_cols_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a) {
+    const int V = p.vec, TX = p.vec * p.tile_x, TC = p.tile_c;
+    Var co("co"), ci("ci"), xo("xo"), xi("xi"), xvo("xvo"), xvi("xvi"), t("t"), tn("tn");
+    Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
+    g.out.compute_root();
+    // The channel tiles shift their last tile inwards where C >= TC (constant tiles: no guard per
+    // channel inside the k loop; with beta != 0, dx read back in place, only where TC divides C).
+    for_each_branch(
+        g.out, a.C >= TC, g.beta,
+        [&](Stage s, bool tiled) {
+            s.split(x, xo, xi, TX, TailStrategy::GuardWithIf)
+                .split(xi, xvo, xvi, V, TailStrategy::GuardWithIf)
+                .split(c, co, ci, TC, tiled ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf)
+                .reorder(xvi, xvo, ci, xo, co, y, n)
+                .vectorize(xvi)
+                .unroll(xvo)
+                .unroll(ci)
+                .fuse(co, y, t)
+                .fuse(t, n, tn)
+                .parallel(tn);
+        },
+        a.C % TC == 0);
+    // w read in place (inlined w_f): KCRS with a 1x1 filter has a k's channels adjacent already, and
+    // a copy of K x C filter values outweighs the FMAs of a 7x7 plane.
+    // The tile's sums at out's tile: a constant region, so registers. A row's last tile is
+    // computed whole (ConvArgs::data_whole_columns: its columns past the row read the row's last;
+    // guarded, its accumulators lived in memory, a load and a store per FMA: 7x7 layers, whose
+    // 49-column plane is one partial tile, ran 0.12 of oneDNN).
+    g.acc.compute_at(g.out, xo).align_bounds(g.mx, TX).bound_extent(g.mx, TX).bound_storage(c, TC);
+    auto tile = [&](Stage st) -> Stage {
+        return st.split(g.mx, xvo, xvi, V).vectorize(xvi).unroll(xvo).unroll(c);
+    };
+    tile(Stage(g.acc));
+    tile(g.acc.update()).reorder(xvi, xvo, c, g.r.x, g.r.y, g.r.z, g.phx, g.my, g.phy, n);
+    g.acc.update().specialize(a.groups == 1);  // one group: the group index math folds away
+}
+
 // Backward-data, host. One output row (n, y) per task; per tile of TC channels, acc computes
 // the row of every stride phase; its update keeps tile_c vectors x tile_x columns x stride
 // phases of accumulators in registers while k and the taps stream past.
@@ -187,6 +231,10 @@ void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const C
     }
     if (p.pack) {  // valid(): the general family's only
         schedule_bwd_data_packed_host(g, p, a, layout, fc);
+        return;
+    }
+    if (p.cols) {  // valid(): the general family's, NCHW, class s1 k1
+        schedule_bwd_data_cols_host(g, p, a);
         return;
     }
     const int V = p.vec, TC = p.vec * p.tile_c;

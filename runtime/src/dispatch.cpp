@@ -182,6 +182,22 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
                std::to_string(kDirectNhwcDyBytes) + " bytes: the direct NHWC kernel re-reads dy per channel tile; " +
                "a split kernel follows";
     const int vec = kv.get("vec");
+    // (0b) The NCHW 1x1 backward-data GEMM along the planes (cols = 1) reads a channel tile's filter
+    // values a stride of c apart per k, and dy whole per channel tile: past kColsMaxK k the packed
+    // kernel that follows was faster (a 1024-channel 14x14 layer of k 256: 0.70 of oneDNN against
+    // 0.27-0.41). A plane of under four column tiles that does not fill them exactly runs its last
+    // tile through clamped (gathered) loads (7x7 layers: 0.11-0.17 against 0.31). docs/PERFORMANCE.md,
+    // "Host NCHW 1x1 backward-data: a GEMM along the planes".
+    constexpr int kColsMaxK = 160;
+    if (kv.get("cols")) {
+        const int64_t plane = (int64_t)p.H * p.W, tile = (int64_t)vec * kv.get("tile_x");
+        if (p.K > kColsMaxK)
+            return "k = " + std::to_string(p.K) + ": over " + std::to_string(kColsMaxK) +
+                   " the planes' GEMM re-reads the filter a stride of c apart; a packed kernel follows";
+        if (plane % tile != 0 && plane < 4 * tile)
+            return "plane: h * w = " + std::to_string(plane) + " is under four " + std::to_string(tile) +
+                   "-column tiles and not a multiple of one: the last tile's clamped loads dominate; a packed kernel follows";
+    }
     if (vec <= 8) return {};  // the 8-lane defaults are the last ones: SSE4.1 runs them as pairs
     if (const int lanes = host_f32_lanes(); vec > lanes)
         return "vec: the kernel's f32 vectors of " + std::to_string(vec) + " lanes are wider than this host's (" +

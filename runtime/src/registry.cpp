@@ -253,7 +253,6 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
 }
 
 bool flattens_pointwise_plane(const Selection &s, const ConvProblem &p) {
-    if (s.kernel->device == Device::Host) return false;
     return s.knobs.get("flat") && p.R == 1 && p.S == 1 && p.stride_h == 1 && p.stride_w == 1 &&
            p.pad_top == 0 && p.pad_bottom == 0 && p.pad_left == 0 && p.pad_right == 0;
 }
