@@ -243,6 +243,30 @@ TEST_CASE("direct backward-weight kernels: no workspace, the accuracy cap, NHWC 
     }
 }
 
+// NCHW 1x1 backward-data as a GEMM along the planes (cols = 1): the default where k <= 160 and the
+// plane fills its 48-column tiles or is four of them at least (dispatcher rule (0b)); else a packed
+// kernel. Named, it takes any NCHW 1x1 stride-1 problem (conformance checks its results).
+TEST_CASE("NCHW 1x1 backward-data planes' GEMM: the default for few k and filled planes") {
+    const std::string cols = "bwdd_f32_nchw_s1_k1_host_c4x3v16q";
+    if (!has_kernel(cols)) return;
+    auto layer = [](int c, int hw, int k) {
+        return with_derived_output(ConvProblem{.N = 1, .C = c, .H = hw, .W = hw, .K = k, .R = 1, .S = 1});
+    };
+    const ConvProblem seven = layer(672, 7, 192);
+    convbwd_problem c = to_c(seven);
+    convbwd_exec e{};
+    e.kernel = cols.c_str();
+    const char *got = nullptr;
+    CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, &e, &got) == CONVBWD_SUCCESS);
+    if (host_f32_lanes() < 16) return;  // the 16-lane defaults run on AVX-512 only
+    CHECK(chosen(layer(192, 35, 32), CONVBWD_BWD_DATA) == cols);    // 1225 columns: over four tiles
+    CHECK(chosen(layer(240, 12, 80), CONVBWD_BWD_DATA) == cols);    // 144 columns: three whole tiles
+    CHECK(chosen(layer(192, 35, 160), CONVBWD_BWD_DATA) == cols);   // k at the limit
+    CHECK(chosen(layer(192, 35, 192), CONVBWD_BWD_DATA) != cols);   // k past it
+    CHECK(chosen(layer(240, 13, 80), CONVBWD_BWD_DATA) != cols);    // 169 columns: a partial fourth tile
+    CHECK(chosen(seven, CONVBWD_BWD_DATA) != cols);
+}
+
 // The dispatcher keeps its choice per query (runtime/src/dispatch.cpp): two queries of one problem
 // whose tensors differ only in alignment are two entries. An OpenCL kernel loading columns as vectors
 // (xvec=4), named by a tuning-database record, takes the aligned query; the record is skipped for the
