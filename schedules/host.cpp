@@ -447,17 +447,29 @@ namespace {
 // of lanes (x S taps when taps > 0: a class filter's row of taps in the tile) summed over a
 // split's whole images in registers, then across its lanes into partial once. Tasks are (filter
 // row, k tiles). Needs the image-split algorithm (GroupClass Narrow or Depthwise).
-void schedule_weight_column_lanes(BwdWeightGraph &g, const ConvArgs &a, int V, int TK, int TCG, int taps) {
+void schedule_weight_column_lanes(BwdWeightGraph &g, const ConvArgs &a, int V, int TK, int TCG, int taps,
+                                  bool depthwise_tasks) {
     Var cgo("cgo"), cgi("cgi"), ko("ko"), ki("ki"), rk("rk"), lane("lane");
     RVar qo("qo"), qi("qi");
     g.partial.update().split(g.rr.x, qo, qi, V, TailStrategy::GuardWithIf);
     Func lanes = g.partial.update().rfactor(qi, lane);  // lanes(s, r, cg, k, sp, lane)
     Stage u = g.partial.update();
-    u.split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
-        .split(g.cg, cgo, cgi, TCG, TailStrategy::GuardWithIf)
-        .reorder(qi, cgi, ki, g.s, cgo, ko, g.r, g.sp)
-        .fuse(ko, g.r, rk)
-        .parallel(rk);
+    u.split(g.k, ko, ki, TK, TailStrategy::GuardWithIf).split(g.cg, cgo, cgi, TCG, TailStrategy::GuardWithIf);
+    if (depthwise_tasks) {
+        // Depthwise: tasks of several k tiles (about kTaskPixels pixels x channels each) with every
+        // filter row inside, x staged per task (x_f at kbo). Tasks of one k tile and one filter row,
+        // x staged per channel, were ~50 ns of FMAs each against the pool's hand-off (MobileNet's
+        // 960-channel 7x7 layer: 0.02 of oneDNN, mutex and scheduler most of the samples).
+        constexpr int kTaskPixels = 2048;
+        Var kbo("kbo"), kbi("kbi");
+        Expr tiles_per_task = max(1, kTaskPixels / max(1, a.P * a.Q * TK));
+        u.split(ko, kbo, kbi, tiles_per_task, TailStrategy::GuardWithIf)
+            .reorder(qi, cgi, ki, g.s, cgo, g.r, kbi, kbo, g.sp)
+            .parallel(kbo);
+        g.x_f.compute_at(g.partial, kbo);
+    } else {
+        u.reorder(qi, cgi, ki, g.s, cgo, ko, g.r, g.sp).fuse(ko, g.r, rk).parallel(rk);
+    }
     if (taps > 0) {
         g.ws.bound(g.s, 0, taps);  // the workspace's tap dim (its extent is checked on entry)
         lanes.compute_at(g.partial, cgo).bound_storage(g.s, taps);
@@ -485,11 +497,17 @@ void schedule_weight_column_lanes(BwdWeightGraph &g, const ConvArgs &a, int V, i
         lanes.update().specialize(cond);
 }
 
-// Stage 2 of those kernels: the splits summed per k (the filter is small).
-void schedule_weight_sum_splits_per_k(BwdWeightGraph &g) {
+// Stage 2 of those kernels: the splits summed per k (the filter is small), tasks of k holding
+// about 1024 filter elements (a task per k of a depthwise 3x3 filter was 9 sums against the pool's
+// hand-off).
+void schedule_weight_sum_splits_per_k(BwdWeightGraph &g, const ConvArgs &a) {
+    Var kt("kt"), kk("kk");
+    Expr k_per_task = max(1, 1024 / max(1, a.C / a.groups * a.R * a.S));
     g.out.compute_root();
-    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) { s.parallel(g.k); });
-    g.dw.compute_at(g.out, g.k);
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+        s.split(g.k, kt, kk, k_per_task, TailStrategy::GuardWithIf).parallel(kt);
+    });
+    g.dw.compute_at(g.out, kk);
 }
 
 // Depthwise NHWC backward-weight, every tap in the register tile (full_taps = 1; valid(): a class
@@ -557,7 +575,7 @@ void schedule_weight_dw_full_taps(BwdWeightGraph &g, const BwdWeightDwHostParams
 void schedule_bwd_weight_narrow_host(BwdWeightGraph &g, const BwdWeightNarrowHostParams &p, const ConvArgs &a,
                                      Layout layout, StrideClass, FilterClass) {
     const int V = p.vec;
-    schedule_weight_sum_splits_per_k(g);
+    schedule_weight_sum_splits_per_k(g, a);
     g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp);
     g.partial.compute_at(g.ws, g.sp);
     std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n): columns innermost, the zero border materialised
@@ -566,7 +584,7 @@ void schedule_bwd_weight_narrow_host(BwdWeightGraph &g, const BwdWeightNarrowHos
         std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n): transposed to columns innermost
         g.dy_f.compute_at(g.ws, g.sp).vectorize(dv[0], V, TailStrategy::GuardWithIf).parallel(dv[2]);
     }
-    schedule_weight_column_lanes(g, a, V, p.tile_k, p.tile_cg, 0);
+    schedule_weight_column_lanes(g, a, V, p.tile_k, p.tile_cg, 0, false);
 }
 
 // Backward-weight, host, depthwise (c = k = groups; splits of whole images). NCHW: vectors along
@@ -581,11 +599,11 @@ void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams 
     const int taps = class_filter_size(fc);  // a class filter's row
     std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
     if (layout == Layout::NCHW) {
-        schedule_weight_sum_splits_per_k(g);
+        schedule_weight_sum_splits_per_k(g, a);
         g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp);
         g.partial.compute_at(g.ws, g.sp);
-        g.x_f.compute_at(g.ws, g.sp).vectorize(xv[0], V, TailStrategy::GuardWithIf).parallel(xv[2]);
-        schedule_weight_column_lanes(g, a, V, p.tile_k, 1, taps);
+        g.x_f.vectorize(xv[0], V, TailStrategy::GuardWithIf);  // computed per task (column lanes)
+        schedule_weight_column_lanes(g, a, V, p.tile_k, 1, taps, true);
         return;
     }
     if (p.full_taps) {
