@@ -620,7 +620,11 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
                                      decode(x(clamp(xx, 0, a.W - 1), clamp(yy, 0, a.H - 1), c, n), t), 0.0f);
     }
     g.dy_f = Func("dy_f");
-    g.dy_f(q, p, kk, n) = decode(dy(q, p, kk, n), t);
+    const int round_q = image_splits && k.filter != 1 ? a.weight_round_columns : 0;  // ConvArgs::weight_round_columns
+    if (round_q > 1)
+        g.dy_f(q, p, kk, n) = select(q < a.Q, decode(dy(min(q, a.Q - 1), p, kk, n), t), 0.0f);
+    else
+        g.dy_f(q, p, kk, n) = decode(dy(q, p, kk, n), t);
 
     g.partial = Func("partial");
     g.partial(g.s, g.r, g.cg, g.k, g.sp) = 0.0f;
@@ -633,7 +637,7 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
         Expr ips = (a.N + max_splits - 1) / max_splits;
         g.rows = ips * a.P;
         g.splits = (a.N + ips - 1) / ips;
-        g.rr = RDom(0, a.Q, 0, a.P, 0, ips, "rr");
+        g.rr = RDom(0, round_q > 1 ? (a.Q + round_q - 1) / round_q * round_q : a.Q, 0, a.P, 0, ips, "rr");
         Expr n_raw = g.sp * ips + g.rr.z;
         g.rr.where(n_raw < a.N);
         Expr n = min(n_raw, a.N - 1);  // bounds inference sees the images past N (never executed)

@@ -46,6 +46,11 @@ struct ConvArgs {
     // valid columns past the row's end (never stored) and its accumulators keep constant indices;
     // the clamp marked likely is partitioned out of the other tiles.
     bool data_whole_columns = false;
+    // Backward-weight with image splits (column lanes): the reduction's columns run to a multiple of
+    // this (0: exactly Q), dy zero past Q (a select, which a schedule stages), x zero past W (its
+    // border select; not for a 1x1 class filter, whose x is read plainly), so vectors of lanes along
+    // a row never need a masked tail.
+    int weight_round_columns = 0;
 };
 
 // What a (stride class, filter class) pair fixes at compile time; 0 / -1 = runtime.

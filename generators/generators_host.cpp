@@ -48,7 +48,11 @@ public:
             k_tile = this->using_autoscheduler() ? 0 : p.group_k_tile();
             args.weight_direct = !this->using_autoscheduler() && p.direct;
         }
-        if constexpr (gc == GroupClass::Depthwise) args.likely_bounds = p.full_taps;  // x read in place, or staged per task
+        if constexpr (gc == GroupClass::Depthwise) {
+            args.likely_bounds = p.full_taps;  // x read in place, or staged per task
+            // NCHW: column lanes over rows rounded up to whole vectors (dy and x staged per task).
+            if (layout == Layout::NCHW && !this->using_autoscheduler()) args.weight_round_columns = p.vec;
+        }
         BwdWeightGraph g = this->build_bwd_weight(args, k_tile);
         this->constrain_workspace_taps_to_filter();
         if (this->autoscheduled()) return;

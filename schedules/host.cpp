@@ -467,6 +467,12 @@ void schedule_weight_column_lanes(BwdWeightGraph &g, const ConvArgs &a, int V, i
             .reorder(qi, cgi, ki, g.s, cgo, g.r, kbi, kbo, g.sp)
             .parallel(kbo);
         g.x_f.compute_at(g.partial, kbo);
+        // dy too where the rows are rounded up to whole vectors (ConvArgs::weight_round_columns): its
+        // zeros past Q are written once by the copy, not tested per FMA.
+        if (a.weight_round_columns > 1) {
+            std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n)
+            g.dy_f.compute_at(g.partial, kbo).vectorize(dv[0], V, TailStrategy::GuardWithIf);
+        }
     } else {
         u.reorder(qi, cgi, ki, g.s, cgo, ko, g.r, g.sp).fuse(ko, g.r, rk).parallel(rk);
     }
