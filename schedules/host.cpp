@@ -170,10 +170,10 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
 // cols = 1 (NCHW, a 1x1 filter at stride 1): dx = w^T dy per image, a GEMM whose output rows are
 // dx's planes. Register tiles of tile_c channels x tile_x vectors of columns sum every k: dy's
 // columns loaded as vectors in place, w's tile_c values at each k broadcast (adjacent in KCRS),
-// and the tile stored as dense vectors of dx: neither dy nor dx
-// is transposed (the channel-vector schedules copy both across: NCHW 1x1 layers of few k ran
-// 0.16-0.25 of oneDNN). Tasks of (channel tile, row, image); flat = 1 (launch-time) gives a dense
-// plane as one row of H*W columns, so 7- and 14-column rows fill whole vectors.
+// and the tile stored as dense vectors of dx, so neither dy nor dx is transposed (the
+// channel-vector schedules copy both across: NCHW 1x1 layers of few k ran 0.16-0.25 of oneDNN).
+// Tasks of (channel tile, row, image); flat = 1 (launch-time) gives a dense plane as one row of
+// H*W columns, so 7- and 14-column rows fill whole vectors.
 void schedule_bwd_data_cols_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a) {
     const int V = p.vec, TX = p.vec * p.tile_x, TC = p.tile_c;
     Var co("co"), ci("ci"), xo("xo"), xi("xi"), xvo("xvo"), xvi("xvi"), t("t"), tn("tn");
@@ -446,7 +446,8 @@ namespace {
 // columns split into vectors of V lanes (an rfactor), one register tile of TK k x TCG cg vectors
 // of lanes (x S taps when taps > 0: a class filter's row of taps in the tile) summed over a
 // split's whole images in registers, then across its lanes into partial once. Tasks are (filter
-// row, k tiles). Needs the image-split algorithm (GroupClass Narrow or Depthwise).
+// row, k tile), or with depthwise_tasks blocks of k tiles with every filter row (below). Needs the
+// image-split algorithm (GroupClass Narrow or Depthwise).
 void schedule_weight_column_lanes(BwdWeightGraph &g, const ConvArgs &a, int V, int TK, int TCG, int taps,
                                   bool depthwise_tasks) {
     Var cgo("cgo"), cgi("cgi"), ko("ko"), ki("ki"), rk("rk"), lane("lane");

@@ -187,7 +187,7 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     // kernel that follows was faster (a 1024-channel 14x14 layer of k 256: 0.70 of oneDNN against
     // 0.27-0.41). A plane of under four column tiles that does not fill them exactly runs its last
     // tile through clamped (gathered) loads (7x7 layers: 0.11-0.17 against 0.31). docs/PERFORMANCE.md,
-    // "Host NCHW 1x1 backward-data: a GEMM along the planes".
+    // "Host: x staged for NHWC 1x1 direct backward-weight; NCHW 1x1 backward-data as a GEMM along the planes".
     constexpr int kColsMaxK = 160;
     if (kv.get("cols")) {
         const int64_t plane = (int64_t)p.H * p.W, tile = (int64_t)vec * kv.get("tile_x");
