@@ -258,7 +258,14 @@ TEST_CASE("NCHW 1x1 backward-data planes' GEMM: the default for few k and filled
     e.kernel = cols.c_str();
     const char *got = nullptr;
     CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, &e, &got) == CONVBWD_SUCCESS);
-    if (host_f32_lanes() < 16) return;  // the 16-lane defaults run on AVX-512 only
+    if (host_f32_lanes() < 16) {  // the 16-lane defaults run on AVX-512 only; below, the 8-lane one
+        const std::string cols8 = "bwdd_f32_nchw_s1_k1_host_c4x3q";
+        if (!has_kernel(cols8)) return;
+        CHECK(chosen(layer(192, 35, 32), CONVBWD_BWD_DATA) == cols8);
+        CHECK(chosen(layer(192, 35, 192), CONVBWD_BWD_DATA) != cols8);  // k past 160
+        CHECK(chosen(seven, CONVBWD_BWD_DATA) != cols8);                 // 49 columns: under four 24-column tiles
+        return;
+    }
     CHECK(chosen(layer(192, 35, 32), CONVBWD_BWD_DATA) == cols);    // 1225 columns: over four tiles
     CHECK(chosen(layer(240, 12, 80), CONVBWD_BWD_DATA) == cols);    // 144 columns: three whole tiles
     CHECK(chosen(layer(192, 35, 160), CONVBWD_BWD_DATA) == cols);   // k at the limit
