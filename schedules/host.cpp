@@ -5,6 +5,11 @@ using namespace Halide;
 
 namespace convbwd {
 
+// Pixels x channels of work per parallel task in the depthwise schedules: a task of one channel of a
+// 7x7 or 14x14 plane was ~100 ns of work against the thread pool's hand-off (the pool's mutex and
+// the scheduler were half of a call on MobileNet's 960-channel 7x7 layers, both directions).
+constexpr int kTaskPixels = 2048;
+
 
 // Depthwise backward-data, NHWC, stride 1: no reduction over channels, so the work per output is
 // only the taps and the loads dominate. Register tiles of tile_c channel vectors x tile_x columns
@@ -58,11 +63,8 @@ void schedule_bwd_data_dw_nchw_s1_host(BwdDataGraph &g, const BwdDataHostParams 
     const int V = p.vec, TX = p.vec * p.tile_x;
     Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), co("co"), ci("ci"), t("t"), mvo("mvo"), mvi("mvi");
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
-    // Tasks of (channels, row block) with about kTaskPixels outputs each: a task of one channel of a
-    // 7x7 or 14x14 plane was ~100 ns of work against the thread pool's hand-off and the allocation of
-    // its dy rows (MobileNet's 960-channel 7x7 layer: malloc, free and the pool's mutex were half
-    // of a call).
-    constexpr int kTaskPixels = 2048;
+    // Tasks of (channels, row block) with about kTaskPixels outputs each (each also allocates its
+    // dy rows: per channel, malloc and free were part of that half of a call).
     Expr channels_per_task = max(1, kTaskPixels / max(1, a.W * min(a.H, p.task_rows)));
     g.out.compute_root();
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
@@ -175,7 +177,7 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
 // Tasks of (channel tile, row, image); flat = 1 (launch-time) gives a dense plane as one row of
 // H*W columns, so 7- and 14-column rows fill whole vectors.
 void schedule_bwd_data_cols_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a) {
-    const int V = p.vec, TX = p.vec * p.tile_x, TC = p.tile_c;
+    const int V = p.vec, TX = p.cols_tile(), TC = p.tile_c;
     Var co("co"), ci("ci"), xo("xo"), xi("xi"), xvo("xvo"), xvi("xvi"), t("t"), tn("tn");
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
     g.out.compute_root();
@@ -461,7 +463,6 @@ void schedule_weight_column_lanes(BwdWeightGraph &g, const ConvArgs &a, int V, i
         // filter row inside, x staged per task (x_f at kbo). Tasks of one k tile and one filter row,
         // x staged per channel, were ~50 ns of FMAs each against the pool's hand-off (MobileNet's
         // 960-channel 7x7 layer: 0.02 of oneDNN, mutex and scheduler most of the samples).
-        constexpr int kTaskPixels = 2048;
         Var kbo("kbo"), kbi("kbi");
         Expr tiles_per_task = max(1, kTaskPixels / max(1, a.P * a.Q * TK));
         u.split(ko, kbo, kbi, tiles_per_task, TailStrategy::GuardWithIf)

@@ -65,6 +65,7 @@ struct Knob {
         int group_channels_min() const;                                        \
         int group_k_tile() const;                                              \
         int packed_tile() const;                                               \
+        int cols_tile() const;                                                 \
         bool channels_dense(Layout layout) const;                              \
         int column_threads(Layout layout) const;                               \
     };
@@ -402,6 +403,8 @@ inline int BwdWeightGpuParams::column_vector() const { return 1; }
 // with 8-channel tiles 0.4). 1: any.
 // packed_tile(): the channels per tile of the packed filter (pack=1, BwdDataGraph::w_tile), 0 = none.
 inline int BwdDataHostParams::packed_tile() const { return pack ? vec * tile_c : 0; }
+// cols_tile(): the columns of a register tile of the planes' GEMM (cols = 1: tile_x vectors), 0 = none.
+inline int BwdDataHostParams::cols_tile() const { return cols ? vec * tile_x : 0; }
 inline int BwdDataHostParams::group_channel_tile() const { return std::max(1, packed_tile()); }
 inline int BwdDataHostParams::group_channels_min() const { return 1; }
 inline int BwdWeightHostParams::group_channel_tile() const { return 1; }

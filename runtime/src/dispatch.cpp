@@ -189,8 +189,9 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     // tile through clamped (gathered) loads (7x7 layers: 0.11-0.17 against 0.31). docs/PERFORMANCE.md,
     // "Host: x staged for NHWC 1x1 direct backward-weight; NCHW 1x1 backward-data as a GEMM along the planes".
     constexpr int kColsMaxK = 160;
-    if (kv.get("cols")) {
-        const int64_t plane = (int64_t)p.H * p.W, tile = (int64_t)vec * kv.get("tile_x");
+    if (const int64_t tile = kv.family->knobs == &BwdDataHostParams::knobs ? to_params<BwdDataHostParams>(kv).cols_tile() : 0;
+        tile > 0) {
+        const int64_t plane = (int64_t)p.H * p.W;
         if (p.K > kColsMaxK)
             return "k = " + std::to_string(p.K) + ": over " + std::to_string(kColsMaxK) +
                    " the planes' GEMM re-reads the filter a stride of c apart; a packed kernel follows";
