@@ -264,7 +264,8 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
 
     Expr tX = x + pl, tY = y + pt;
     g.dx = Func("dx");
-    g.dx(x, y, c, n) = g.acc(tX / sw, tX % sw, tY / sh, tY % sh, c, n);
+    Expr phase_y = a.data_row_phase ? tY - (tY / sh) * sh : tY % sh;  // ConvArgs::data_row_phase
+    g.dx(x, y, c, n) = g.acc(tX / sw, tX % sw, tY / sh, phase_y, c, n);
 
     g.out = out;
     Expr res = a.alpha * g.dx(x, y, c, n);

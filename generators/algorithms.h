@@ -46,6 +46,12 @@ struct ConvArgs {
     // valid columns past the row's end (never stored) and its accumulators keep constant indices;
     // the clamp marked likely is partitioned out of the other tiles.
     bool data_whole_columns = false;
+    // Backward-data: dx's row phase written tY - (tY / sh) * sh instead of tY % sh (the same value),
+    // so that bounds inference gives one output row's acc one phase row: of a Mod by a constant it
+    // gives [0, sh) even for a single row, and a schedule computing acc per output row computed
+    // every phase's row (at stride 2 twice the work: host stride-2 layers 1.4-1.7x without). GPU
+    // schedules unroll the phases over the [0, sh) that % gives, so only the host sets it.
+    bool data_row_phase = false;
     // Backward-weight with image splits (column lanes): the reduction's columns run to a multiple of
     // this (0: exactly Q), dy zero past Q (a select, which a schedule stages), x zero past W (its
     // border select; not for a 1x1 class filter, whose x is read plainly), so vectors of lanes along
