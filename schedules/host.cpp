@@ -176,7 +176,13 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
 // channel-vector schedules copy both across: NCHW 1x1 layers of few k ran 0.16-0.25 of oneDNN).
 // Tasks of (channel tile, row, image); flat = 1 (launch-time) gives a dense plane as one row of
 // H*W columns, so 7- and 14-column rows fill whole vectors.
-void schedule_bwd_data_cols_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a) {
+//
+// Beyond 1x1 (class s1 k3, k5 or any): dy is staged once with its zero border (rows of Q plus the
+// border, as the tiles read them), so each tap's columns load as plain vectors shifted by the tap,
+// and the taps run inside k: per k, the tile reads R rows of dy and the R x S filter values of its
+// channels (adjacent in KCRS). GoogLeNet's 5x5 layers of 16-48 channels, whose channel vectors
+// were mostly empty.
+void schedule_bwd_data_cols_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, FilterClass fc) {
     const int V = p.vec, TX = p.cols_tile(), TC = p.tile_c;
     Var co("co"), ci("ci"), xo("xo"), xi("xi"), xvo("xvo"), xvi("xvi"), t("t"), tn("tn");
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
@@ -204,12 +210,23 @@ void schedule_bwd_data_cols_host(BwdDataGraph &g, const BwdDataHostParams &p, co
     // computed whole (ConvArgs::data_whole_columns: its columns past the row read the row's last;
     // guarded, its accumulators lived in memory, a load and a store per FMA: 7x7 layers, whose
     // 49-column plane is one partial tile, ran 0.12 of oneDNN).
-    g.acc.compute_at(g.out, xo).align_bounds(g.mx, TX).bound_extent(g.mx, TX).bound_storage(c, TC);
+    // (Beyond 1x1 acc's columns are dx's shifted by the left padding: no alignment to the tile.)
+    g.acc.compute_at(g.out, xo);
+    if (fc == FilterClass::K1) g.acc.align_bounds(g.mx, TX);
+    g.acc.bound_extent(g.mx, TX).bound_storage(c, TC);
     auto tile = [&](Stage st) -> Stage {
         return st.split(g.mx, xvo, xvi, V).vectorize(xvi).unroll(xvo).unroll(c);
     };
     tile(Stage(g.acc));
-    tile(g.acc.update()).reorder(xvi, xvo, c, g.r.x, g.r.y, g.r.z, g.phx, g.my, g.phy, n);
+    if (fc == FilterClass::K1) {
+        tile(g.acc.update()).reorder(xvi, xvo, c, g.r.x, g.r.y, g.r.z, g.phx, g.my, g.phy, n);
+    } else {
+        std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n)
+        Var kn("kn");
+        g.dy_f.compute_root().vectorize(dv[0], V, TailStrategy::GuardWithIf).fuse(dv[2], dv[3], kn).parallel(kn);
+        Stage u = tile(g.acc.update()).reorder(xvi, xvo, c, g.r.y, g.r.z, g.r.x, g.phx, g.my, g.phy, n);
+        if (fc != FilterClass::Any) u.unroll(g.r.y).unroll(g.r.z);  // a class filter's taps
+    }
     g.acc.update().specialize(a.groups == 1);  // one group: the group index math folds away
 }
 
@@ -235,8 +252,8 @@ void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const C
         schedule_bwd_data_packed_host(g, p, a, layout, fc);
         return;
     }
-    if (p.cols) {  // valid(): the general family's, NCHW, class s1 k1
-        schedule_bwd_data_cols_host(g, p, a);
+    if (p.cols) {  // valid(): the general family's, NCHW, stride class s1
+        schedule_bwd_data_cols_host(g, p, a, fc);
         return;
     }
     const int V = p.vec, TC = p.vec * p.tile_c;

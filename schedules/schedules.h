@@ -48,7 +48,7 @@ void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const C
 void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a,
                               Layout layout, StrideClass sc, FilterClass fc);
 
-void schedule_bwd_data_cols_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a);
+void schedule_bwd_data_cols_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, FilterClass fc);
 void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, Layout layout,
                                    FilterClass fc);
 void schedule_bwd_data_dw_nhwc_s1_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a,

@@ -72,7 +72,7 @@ struct Knob {
 
 // ---- Backward-data, host CPU (generators conv_bwd_data_host, conv_bwd_data_scatter_host) ----
 #define CONVBWD_BWD_DATA_HOST_KNOBS(X)                                                                       \
-    X(tile_c, 2, Compile, "c!", "vectors of channels per register tile (cols = 1: channels)", 1, 2, 3, 4)    \
+    X(tile_c, 2, Compile, "c!", "vectors of channels per register tile (cols = 1: channels)", 1, 2, 3, 4, 6, 8) \
     X(tile_x, 4, Compile, "x!",                                                                          \
       "output columns (per stride phase) per register tile (NCHW depthwise stride 1 and cols = 1: "      \
       "column vectors)",                                                                                 \
@@ -85,11 +85,12 @@ struct Knob {
       0, 1)                                                                                              \
     X(task_rows, 8, Compile, "r", "pack = 1: output rows per parallel task", 1, 2, 4, 8, 16, 32)           \
     X(cols, 0, Compile, "q",                                                                             \
-      "1 (NCHW, class k1 s1): dx = w^T dy as a GEMM along dx's planes, register tiles of tile_c "         \
-      "channels x tile_x column vectors, dy read in place, w broadcast, dx stored as dense vectors (no "  \
-      "transposing copy of dy or dx); 0: vectors along the channels",                                    \
+      "1 (NCHW, stride class s1): dx = w^T dy as a GEMM along dx's rows, register tiles of tile_c "       \
+      "channels x tile_x column vectors, w broadcast, dx stored as dense vectors (no transposing copy "   \
+      "of dy or dx); dy read in place (class k1) or staged once with its zero border; 0: vectors along "  \
+      "the channels",                                                                                    \
       0, 1)                                                                                              \
-    X(flat, 0, Launch, "", "cols = 1: a problem with dense planes presented as one row of H*W columns", 0, 1)
+    X(flat, 0, Launch, "", "cols = 1, class k1: a problem with dense planes presented as one row of H*W columns", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
 
 // ---- Backward-weight, host CPU (conv_bwd_weight_host) ----
@@ -811,10 +812,11 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
                        "pack = 1 is conv_bwd_data_host's (family " + std::string(f.name) + ")")).empty()) return e;
         if (p.cols) {
             if (!(e = need(std::string(f.name) == "conv_bwd_data_host" && !p.pack && c.layout == Layout::NCHW &&
-                               c.stride == StrideClass::S1 && c.filter == FilterClass::K1,
-                           "cols = 1: conv_bwd_data_host, pack = 0, layout nchw, class s1 k1")).empty()) return e;
+                               c.stride == StrideClass::S1,
+                           "cols = 1: conv_bwd_data_host, pack = 0, layout nchw, stride class s1")).empty()) return e;
         }
-        if (!(e = need(!p.flat || p.cols, "flat = 1 needs cols = 1")).empty()) return e;
+        if (!(e = need(!p.flat || (p.cols && c.filter == FilterClass::K1), "flat = 1 needs cols = 1 and class k1")).empty())
+            return e;
     } else if (f.kind == ScheduleKind::Host && f.groups == GroupClass::Narrow) {
         const auto p = to_params<BwdWeightNarrowHostParams>(vals);
         if (!(e = need(p.tile_k * p.tile_cg <= budget(p.vec), acc_rule("tile_k * tile_cg", p.vec))).empty()) return e;

@@ -274,6 +274,36 @@ TEST_CASE("NCHW 1x1 backward-data planes' GEMM: the default for few k and filled
     CHECK(chosen(seven, CONVBWD_BWD_DATA) != cols);
 }
 
+// NCHW stride-1 backward-data beyond 1x1 as a GEMM along the rows (cols = 1, class any): GoogLeNet's narrow
+// 5x5 layers (c / groups under two 32-channel tiles) take the 32-column tiles where a row fills 3/4 of them,
+// else the 16-column ones, else (7 columns) the 8-lane packed kernel (dispatcher rule (0b)); a 64-channel
+// layer keeps the 16-lane packed default. Named, the kernel takes any NCHW stride-1 problem.
+TEST_CASE("NCHW stride-1 backward-data rows' GEMM: narrow layers, tiles the rows fill") {
+    const std::string t32 = "bwdd_f32_nchw_s1_any_host_c6x2v16q", t16 = "bwdd_f32_nchw_s1_any_host_c8x1v16q";
+    if (!has_kernel(t32) || !has_kernel(t16)) return;
+    auto layer = [](int c, int hw, int k) {
+        return with_derived_output(ConvProblem{.N = 1, .C = c, .H = hw, .W = hw, .K = k, .R = 5, .S = 5, .pad_top = 2,
+                                               .pad_bottom = 2, .pad_left = 2, .pad_right = 2});
+    };
+    const ConvProblem seven = layer(32, 7, 128);
+    convbwd_problem c = to_c(seven);
+    convbwd_exec e{};
+    e.kernel = t32.c_str();
+    const char *got = nullptr;
+    CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, &e, &got) == CONVBWD_SUCCESS);
+    if (host_f32_lanes() < 16) {  // the 16-lane defaults run on AVX-512 only
+        CHECK(chosen(layer(16, 28, 32), CONVBWD_BWD_DATA) != t32);
+        return;
+    }
+    CHECK(chosen(layer(16, 28, 32), CONVBWD_BWD_DATA) == t32);   // 28 of 32 columns
+    CHECK(chosen(layer(48, 27, 64), CONVBWD_BWD_DATA) == t32);   // 27 of 32, 48 channels
+    CHECK(chosen(layer(24, 14, 64), CONVBWD_BWD_DATA) == t16);   // 14 of 32: 14 of 16
+    const std::string small = chosen(seven, CONVBWD_BWD_DATA);   // 7 of 16
+    CHECK(small != t32);
+    CHECK(small != t16);
+    CHECK(chosen(layer(64, 27, 192), CONVBWD_BWD_DATA) != t32);  // two 32-channel tiles: the packed default
+}
+
 // The dispatcher keeps its choice per query (runtime/src/dispatch.cpp): two queries of one problem
 // whose tensors differ only in alignment are two entries. An OpenCL kernel loading columns as vectors
 // (xvec=4), named by a tuning-database record, takes the aligned query; the record is skipped for the
