@@ -54,7 +54,10 @@ TEST_CASE("the specialised class is chosen where it applies") {
                   .pad_left = 1, .pad_right = 1, .layout = Layout::NHWC};
     p = with_derived_output(p);
     std::string k = chosen(p, CONVBWD_BWD_DATA);
-    if (has_kernel("bwdd_f32_nhwc_s1_k3_host_c3x4p")) CHECK(k == "bwdd_f32_nhwc_s1_k3_host_c3x4p");
+    // 32 channels: on AVX-512 the one-vector 16-lane tile, else the 8-lane 3 x 4 (dispatcher rules (1), (2)).
+    const std::string one_vector = "bwdd_f32_nhwc_s1_k3_host_c1x8v16pr4";
+    if (host_f32_lanes() >= 16 && has_kernel(one_vector)) CHECK(k == one_vector);
+    else if (has_kernel("bwdd_f32_nhwc_s1_k3_host_c3x4p")) CHECK(k == "bwdd_f32_nhwc_s1_k3_host_c3x4p");
     CHECK(k.find("_s1_k3_") != std::string::npos);
 
     p.stride_h = p.stride_w = 2;
@@ -194,7 +197,9 @@ TEST_CASE("host channel tiles and groups: a tile never straddles two groups; nar
         if (has_kernel(c4_d)) CHECK(chosen(g12, CONVBWD_BWD_DATA) == c4_d);
         ConvProblem g1 = g8;
         g1.G = 1;
-        CHECK(chosen(g1, CONVBWD_BWD_DATA) == wide_d);
+        // One group of 32 channels: on AVX-512 the one-vector 16-lane tile, else the wide 8-lane tiles.
+        const std::string one_vector_d = "bwdd_f32_" + lay + "_s1_k3_host_c1x8v16pr4";
+        CHECK(chosen(g1, CONVBWD_BWD_DATA) == (host_f32_lanes() >= 16 && has_kernel(one_vector_d) ? one_vector_d : wide_d));
         // One group of 32 channels: on AVX-512 the direct kernel's one whole 32-channel tile.
         const std::string direct_w = "bwdw_f32_" + lay + "_s1_k3_host_c2k6v16d";
         CHECK(chosen(g1, CONVBWD_BWD_WEIGHT) == (host_f32_lanes() >= 16 && has_kernel(direct_w) ? direct_w : wide_w));

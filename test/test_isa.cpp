@@ -83,9 +83,8 @@ TEST_CASE("isa: the dispatcher's defaults have vectors no wider than the ISA the
         const bool wide_default = find_kernel(d == CONVBWD_BWD_DATA ? "bwdd_f32_nhwc_s1_any_host_c2x5v16pr16"
                                                                     : "bwdw_f32_nhwc_s1_any_host_c2k8v16o") != nullptr;
         if (isa == "avx512" && wide_default) CHECK(vec == 16);
-        // 48 channels fill no two 32-channel tiles of those kernels: backward-data's 8-lane default
-        // takes it; backward-weight's direct kernel of one-vector tiles takes any channel count
-        // (AVX-512; the dispatcher's 16-lane rules).
+        // 48 channels fill no two 32-channel tiles of those kernels: both directions' one-vector
+        // 16-lane kernels take it on AVX-512 (the dispatcher's 16-lane rules), else 8-lane ones.
         ConvProblem narrow = p;
         narrow.C = 48;
         convbwd_problem cn = to_c(narrow);
@@ -93,8 +92,8 @@ TEST_CASE("isa: the dispatcher's defaults have vectors no wider than the ISA the
         const KernelInfo *ninfo = find_kernel(name);
         REQUIRE(ninfo);
         CAPTURE(std::string(name));
-        const char *one_vector = "bwdw_f32_nhwc_s1_any_host_c1k8v16d";
-        if (d == CONVBWD_BWD_WEIGHT && isa == "avx512" && find_kernel(one_vector)) CHECK(std::string(name) == one_vector);
+        const char *one_vector = d == CONVBWD_BWD_WEIGHT ? "bwdw_f32_nhwc_s1_any_host_c1k8v16d" : "bwdd_f32_nhwc_s1_any_host_c1x8v16pr4";
+        if (isa == "avx512" && find_kernel(one_vector)) CHECK(std::string(name) == one_vector);
         else CHECK(kernel_knobs(*ninfo).get("vec") <= 8);
     }
 }

@@ -225,6 +225,14 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
         return "channels: c / groups = " + std::to_string(cg) + " is not a multiple of the direct kernel's " +
                std::to_string(tile) + "-channel tiles; a kernel of narrower tiles follows";
     }
+    // Backward-data's one-vector tiles (tile_c = 1) run a masked tail of at most one vector: where c / groups
+    // fills one vector at least, they ran 1.3-2x the 8-lane kernels that follow (GoogLeNet's 5x5 layers of
+    // 16-48 channels, Inception's 32-channel 3x3 ones; docs/PERFORMANCE.md, "Host: stride-2 phase rows ...").
+    if (tile == vec && k.dir == Direction::BwdData) {
+        if (cg >= vec) return {};
+        return "channels: c / groups = " + std::to_string(cg) + " is under one of the kernel's " + std::to_string(vec) +
+               "-lane vectors; a default for narrower vectors follows";
+    }
     if (cg % tile != 0 || cg < 2 * tile)
         return "channels: c / groups = " + std::to_string(cg) + " is not a multiple of two or more of the kernel's " +
                std::to_string(tile) + "-channel tiles (16-lane vectors x tile_c); a default for narrower tiles follows";
