@@ -227,7 +227,8 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     }
     // Backward-data's one-vector tiles (tile_c = 1) run a masked tail of at most one vector: where c / groups
     // fills one vector at least, they ran 1.3-2x the 8-lane kernels that follow (GoogLeNet's 5x5 layers of
-    // 16-48 channels, Inception's 32-channel 3x3 ones; docs/PERFORMANCE.md, "Host: stride-2 phase rows ...").
+    // 16-48 channels, Inception's 32-channel 3x3 ones; docs/PERFORMANCE.md, "Host: stride-2 phase rows; 16-lane
+    // tiles for narrow and stride-2 layers; NCHW rows' GEMM beyond 1x1").
     if (tile == vec && k.dir == Direction::BwdData) {
         if (cg >= vec) return {};
         return "channels: c / groups = " + std::to_string(cg) + " is under one of the kernel's " + std::to_string(vec) +
