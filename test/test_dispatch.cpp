@@ -46,6 +46,16 @@ bool has_kernel(const std::string &name) {
     }
     return false;
 }
+// Selects the built kernel of that name for p (as above; the kernel must be built).
+convbwd_status select_named(const std::string &name, convbwd_direction dir, const ConvProblem &p) {
+    for (int i = 0; i < convbwd_kernel_count(); i++) {
+        convbwd_kernel_desc d;
+        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+        if (name == d.name) return select_named(d, dir, p);
+    }
+    FAIL("no kernel " << name);
+    return CONVBWD_NO_KERNEL;
+}
 }  // namespace
 
 TEST_SUITE("dispatch") {
@@ -258,11 +268,7 @@ TEST_CASE("NCHW 1x1 backward-data planes' GEMM: the default for few k and filled
         return with_derived_output(ConvProblem{.N = 1, .C = c, .H = hw, .W = hw, .K = k, .R = 1, .S = 1});
     };
     const ConvProblem seven = layer(672, 7, 192);
-    convbwd_problem c = to_c(seven);
-    convbwd_exec e{};
-    e.kernel = cols.c_str();
-    const char *got = nullptr;
-    CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, &e, &got) == CONVBWD_SUCCESS);
+    CHECK(select_named(cols, CONVBWD_BWD_DATA, seven) == CONVBWD_SUCCESS);
     if (host_f32_lanes() < 16) {  // the 16-lane defaults run on AVX-512 only; below, the 8-lane one
         const std::string cols8 = "bwdd_f32_nchw_s1_k1_host_c4x3q";
         if (!has_kernel(cols8)) return;
@@ -291,11 +297,7 @@ TEST_CASE("NCHW stride-1 backward-data rows' GEMM: narrow layers, tiles the rows
                                                .pad_bottom = 2, .pad_left = 2, .pad_right = 2});
     };
     const ConvProblem seven = layer(32, 7, 128);
-    convbwd_problem c = to_c(seven);
-    convbwd_exec e{};
-    e.kernel = t32.c_str();
-    const char *got = nullptr;
-    CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, CONVBWD_F32, CONVBWD_NCHW, &e, &got) == CONVBWD_SUCCESS);
+    CHECK(select_named(t32, CONVBWD_BWD_DATA, seven) == CONVBWD_SUCCESS);
     if (host_f32_lanes() < 16) {  // the 16-lane defaults run on AVX-512 only
         CHECK(chosen(layer(16, 28, 32), CONVBWD_BWD_DATA) != t32);
         return;

@@ -194,7 +194,7 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
         const int64_t plane = (int64_t)p.H * p.W;
         if (p.K > kColsMaxK)
             return "k = " + std::to_string(p.K) + ": over " + std::to_string(kColsMaxK) +
-                   " the planes' GEMM re-reads the filter a stride of c apart; a packed kernel follows";
+                   " the GEMM along the planes (rows) re-reads the filter a stride of c apart; a packed kernel follows";
         if (k.filter == FilterClass::K1 && plane % tile != 0 && plane < 4 * tile)
             return "plane: h * w = " + std::to_string(plane) + " is under four " + std::to_string(tile) +
                    "-column tiles and not a multiple of one: the last tile's clamped loads dominate; a packed kernel follows";
