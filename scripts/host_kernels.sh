@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Kernels forced by name on the same layers, oneDNN in each run (the host's per-kernel comparison):
 # per layer and round, each kernel in turn ("-": the library's choice), so drift hits all alike. The
-# table last: per layer, each kernel's median ratio oneDNN / convbwd over the rounds, and geomeans.
+# table last (scripts/kernel_table.py, as scripts/gpu_kernels.sh): per layer, oneDNN / kernel of each
+# kernel's median-time round, in its layout and against oneDNN's faster layout, and geomeans.
 #   SHAPES: a shapes file (MIOpenDriver lines)   LAYOUT: NCHW | NHWC   F: 2 data, 4 weight (default 2)
 #   KERNELS: kernel names ("-" for the library's choice; default "-")   OUT: rows folder (one file a kernel)
 #   DRIVER (build-host/apps/convbwd-driver)   REPS: rounds (2)   ITERS: timed calls (20)   BATCH (1)
@@ -24,23 +25,5 @@ for rep in $(seq 1 "${REPS:-2}"); do
     el=$(( $(date +%s) - t0 )); echo "[$i/$total, ${el}s, ETA $(( el * (total - i) / i ))s]" >&2
   done
 done
-python3 - "$out" "${kernels[@]}" <<'PY'
-import json, math, sys, collections
-out, kernels = sys.argv[1], sys.argv[2:]
-ratios = collections.defaultdict(lambda: collections.defaultdict(list))
-for k in kernels:
-    for line in open(f"{out}/{k}.json"):
-        if not line.startswith("{"): continue
-        r = json.loads(line)
-        if r.get("time_ms") and r.get("peer_time_ms"): ratios[r["problem"]][k].append(r["peer_time_ms"] / r["time_ms"])
-med = lambda v: sorted(v)[len(v) // 2]
-logs = collections.defaultdict(list)
-print("layer".ljust(62) + "".join(k[-16:].rjust(17) for k in kernels))
-for prob, m in ratios.items():
-    row = prob[5:66].ljust(62)
-    for k in kernels:
-        if m.get(k): row += f"{med(m[k]):17.2f}"; logs[k].append(math.log(med(m[k])))
-        else: row += " " * 17
-    print(row)
-print("geomean".ljust(62) + "".join((f"{math.exp(sum(logs[k]) / len(logs[k])):17.2f}" if logs[k] else " " * 17) for k in kernels))
-PY
+files=(); for k in "${kernels[@]}"; do files+=("$out/$k.json"); done
+python3 scripts/kernel_table.py "${files[@]}"

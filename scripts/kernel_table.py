@@ -3,7 +3,8 @@
 convbwd-driver --kernel K --compare P --json): per kernel and layer the peer's time over the
 kernel's in the same run, in the kernel's layout / against the peer's faster layout for the layer
 (the least peer time of any row of that problem), then the geomean over the layers it ran.
-Rows with an error (a problem the kernel cannot implement) are left out.
+Rows with an error (a problem the kernel cannot implement) are left out. A kernel with several rows of
+one layer (rounds: scripts/host_kernels.sh) is represented by its median-time row.
 --base K1,K2: then per kernel and layer the time of the base kernel of its layout (one per layout)
 over its own, both from the rows: the peer runs in each kernel's process, and its choice of
 algorithm (and so its time) moves between processes, so kernels are compared by their own times.
@@ -28,7 +29,7 @@ def main():
         del args[i : i + 2]
     paths = [p for p in args if p != "--md"]
     by_problem = defaultdict(list)  # problem without layout -> its rows (every kernel, layout)
-    cells = defaultdict(dict)  # kernel -> layer -> row
+    runs = defaultdict(lambda: defaultdict(list))  # kernel -> layer -> its rows (rounds)
     layers = []
     for path in paths:
         kernel = os.path.splitext(os.path.basename(path))[0]
@@ -40,7 +41,8 @@ def main():
             name = layer_name(r)
             if name not in layers:
                 layers.append(name)
-            cells[kernel][name] = r
+            runs[kernel][name].append(r)
+    cells = {k: {n: sorted(rs, key=lambda r: r["time_ms"])[len(rs) // 2] for n, rs in m.items()} for k, m in runs.items()}
     head = ["kernel"] + layers + ["geomean", "vs best"]
     out = []
     for kernel in sorted(cells):

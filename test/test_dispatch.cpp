@@ -46,6 +46,10 @@ bool has_kernel(const std::string &name) {
     }
     return false;
 }
+// A host default of 16-lane vectors where this host runs them (AVX-512) and it is built, else the 8-lane k8.
+std::string by_lanes(const std::string &k16, const std::string &k8) {
+    return host_f32_lanes() >= 16 && has_kernel(k16) ? k16 : k8;
+}
 // Selects the built kernel of that name for p (as above; the kernel must be built).
 convbwd_status select_named(const std::string &name, convbwd_direction dir, const ConvProblem &p) {
     for (int i = 0; i < convbwd_kernel_count(); i++) {
@@ -65,9 +69,8 @@ TEST_CASE("the specialised class is chosen where it applies") {
     p = with_derived_output(p);
     std::string k = chosen(p, CONVBWD_BWD_DATA);
     // 32 channels: on AVX-512 the one-vector 16-lane tile, else the 8-lane 3 x 4 (dispatcher rules (1), (2)).
-    const std::string one_vector = "bwdd_f32_nhwc_s1_k3_host_c1x8v16pr4";
-    if (host_f32_lanes() >= 16 && has_kernel(one_vector)) CHECK(k == one_vector);
-    else if (has_kernel("bwdd_f32_nhwc_s1_k3_host_c3x4p")) CHECK(k == "bwdd_f32_nhwc_s1_k3_host_c3x4p");
+    const std::string want = by_lanes("bwdd_f32_nhwc_s1_k3_host_c1x8v16pr4", "bwdd_f32_nhwc_s1_k3_host_c3x4p");
+    if (has_kernel(want)) CHECK(k == want);
     CHECK(k.find("_s1_k3_") != std::string::npos);
 
     p.stride_h = p.stride_w = 2;
@@ -208,11 +211,9 @@ TEST_CASE("host channel tiles and groups: a tile never straddles two groups; nar
         ConvProblem g1 = g8;
         g1.G = 1;
         // One group of 32 channels: on AVX-512 the one-vector 16-lane tile, else the wide 8-lane tiles.
-        const std::string one_vector_d = "bwdd_f32_" + lay + "_s1_k3_host_c1x8v16pr4";
-        CHECK(chosen(g1, CONVBWD_BWD_DATA) == (host_f32_lanes() >= 16 && has_kernel(one_vector_d) ? one_vector_d : wide_d));
+        CHECK(chosen(g1, CONVBWD_BWD_DATA) == by_lanes("bwdd_f32_" + lay + "_s1_k3_host_c1x8v16pr4", wide_d));
         // One group of 32 channels: on AVX-512 the direct kernel's one whole 32-channel tile.
-        const std::string direct_w = "bwdw_f32_" + lay + "_s1_k3_host_c2k6v16d";
-        CHECK(chosen(g1, CONVBWD_BWD_WEIGHT) == (host_f32_lanes() >= 16 && has_kernel(direct_w) ? direct_w : wide_w));
+        CHECK(chosen(g1, CONVBWD_BWD_WEIGHT) == by_lanes("bwdw_f32_" + lay + "_s1_k3_host_c2k6v16d", wide_w));
     }
 }
 
