@@ -46,6 +46,12 @@ double median(std::vector<double> v) {
     return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
+// On the host, warm-up calls go on for at least this long. Right after the other side's calls
+// (the peer's, or the previous problem's), a sub-millisecond kernel shared the cores with oneDNN's
+// OpenMP workers, which spin for milliseconds before they sleep, and ran on a core that had been
+// idle: ten timed calls of a 0.25 ms kernel in a suite took twice their time alone.
+constexpr double kHostWarmupMs = 20;
+
 // warmup + iters calls of run(set) rotating among the sets; the median time. A call's time is
 // the device's measurement on a GPU, the host clock on the host, or own() when that is a number
 // (a peer that times itself). NaN with *error when a call failed.
@@ -53,7 +59,8 @@ double time_calls(const RunSpec &s, GpuDevice *dev, std::vector<Operands> &sets,
                   const std::function<bool(Operands &, std::string *)> &run, const std::function<double()> &own,
                   std::string *error) {
     const int n = (int)sets.size();
-    for (int i = 0; i < s.warmup; i++)
+    const double warm_until = now_ms() + (dev ? 0.0 : kHostWarmupMs);
+    for (int i = 0; i < s.warmup || now_ms() < warm_until; i++)
         if (!run(sets[i % n], error) || (dev && !dev->sync(error))) return NAN;
     std::vector<double> ts;
     for (int i = 0; i < s.iters; i++) {

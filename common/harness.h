@@ -47,7 +47,7 @@ struct RunSpec {
     std::string kernel;            // "" = the dispatcher's choice; "NAME knob=value ..." forces launch knobs
     float alpha = 1.0f, beta = 0.0f;
     bool verify = true;                  // against the naive reference (double accumulation)
-    bool time = false;                   // warmup calls, then the median of `iters` timed calls
+    bool time = false;                   // warmup calls (on the host for 20 ms at least), then the median of `iters` timed calls
     int warmup = 1, iters = 5;
     std::string peer;                    // "" (none), "onednn", "cudnn", "scatter"
     const HostTensor *a = nullptr;       // supplied inputs (dy and w for bwd_data, x and dy for

@@ -251,7 +251,7 @@ void npy_save_tensor(const std::string &path, const HostTensor &t) {
     a.descr = npy_descr_of(t.dtype);
     a.shape = npy_shape_of(t);
     if (t.dtype != DType::BF16) {
-        a.data = t.storage;
+        a.data.assign(t.storage.begin(), t.storage.end());
     } else {
         a.data.resize((size_t)t.size() * 4);
         for (int64_t i = 0; i < t.size(); i++) {

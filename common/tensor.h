@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <random>
 #include <vector>
 
@@ -24,13 +25,31 @@ convbwd_direction to_c(Direction d);
 convbwd_target to_c(Device d);
 Device device_of(convbwd_target t);  // an unknown value reads as the host
 
+// Storage aligned as frameworks allocate theirs (PyTorch, oneDNN: 64 bytes), so that a kernel's
+// vectors line up with cache lines as in a user's program, not at whatever multiple of 16 bytes
+// the heap hands back.
+template <class T>
+struct CacheLineAllocator {
+    using value_type = T;
+    static constexpr std::align_val_t kAlign{64};
+    CacheLineAllocator() = default;
+    template <class U>
+    CacheLineAllocator(const CacheLineAllocator<U> &) {}
+    T *allocate(size_t n) { return static_cast<T *>(::operator new(n * sizeof(T), kAlign)); }
+    void deallocate(T *p, size_t) { ::operator delete(p, kAlign); }
+    template <class U>
+    bool operator==(const CacheLineAllocator<U> &) const { return true; }
+    template <class U>
+    bool operator!=(const CacheLineAllocator<U> &) const { return false; }
+};
+
 // dims are logical: (N, C, H, W) for activations, (K, C/G, R, S) for filters. Storage is packed
 // per layout: NCHW / KCYX, or NHWC / KYXC (dim 1 innermost).
 struct HostTensor {
     std::array<int64_t, 4> dims{};
     DType dtype = DType::F32;
     Layout layout = Layout::NCHW;
-    std::vector<uint8_t> storage;
+    std::vector<uint8_t, CacheLineAllocator<uint8_t>> storage;
 
     HostTensor() = default;
     HostTensor(std::array<int64_t, 4> d, DType t, Layout l);

@@ -41,7 +41,7 @@ void expect_error(Direction dir, convbwd_status want, const char *needle, Mutate
     HostTensor out = dir == Direction::BwdData ? HostTensor(x_dims(f.p), f.p.dtype, f.p.layout)
                                                : HostTensor(w_dims(f.p), f.p.dtype, f.p.layout);
     std::memset(out.storage.data(), 0x5a, out.storage.size());
-    std::vector<uint8_t> before = out.storage;
+    const auto before = out.storage;
     convbwd_tensor a = dir == Direction::BwdData ? f.dy.desc() : f.x.desc();
     convbwd_tensor b = dir == Direction::BwdData ? f.w.desc() : f.dy.desc();
     convbwd_tensor o = out.desc();
