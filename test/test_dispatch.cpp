@@ -259,6 +259,32 @@ TEST_CASE("direct backward-weight kernels: no workspace, the accuracy cap, NHWC 
     }
 }
 
+// Rule (3): an 8-lane backward-weight tile of several vectors is skipped where it does not divide
+// c / groups (its tail tile ran at scalar speed); a one-vector tile takes the layer.
+TEST_CASE("8-lane backward-weight tiles of several vectors leave channels they do not divide") {
+    const std::string split = "bwdw_f32_nhwc_s1_k1_host_c2k4";  // tile_c = 2: 16 channels a tile
+    if (!has_kernel(split)) return;
+    auto layer = [](int c) {
+        return with_derived_output(
+            ConvProblem{.N = 1, .C = c, .H = 56, .W = 56, .K = 144, .R = 1, .S = 1, .layout = Layout::NHWC});
+    };
+    convbwd_kernel_desc d{};
+    for (int i = 0; i < convbwd_kernel_count(); i++)
+        if (convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS && split == d.name) break;
+    CHECK(kernel_params<BwdWeightHostParams>(d).tile_c == 2);
+    // Named, the kernel still takes 24 channels (a tuning record may pick it) ...
+    CHECK(select_named(split, CONVBWD_BWD_WEIGHT, layer(24)) == CONVBWD_SUCCESS);
+    // ... the library's choice is a one-vector tile there, and the split kernel at 32 channels (dy of
+    // 56 x 56 x 144 floats is over the direct NHWC kernels' 1 MiB, rule (0)).
+    const std::string pick24 = chosen(layer(24), CONVBWD_BWD_WEIGHT);
+    CAPTURE(pick24);
+    for (int i = 0; i < convbwd_kernel_count(); i++)
+        if (convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS && pick24 == d.name) break;
+    REQUIRE(pick24 == d.name);
+    CHECK(kernel_params<BwdWeightHostParams>(d).tile_c == 1);
+    CHECK(chosen(layer(32), CONVBWD_BWD_WEIGHT) == split);
+}
+
 // NCHW 1x1 backward-data as a GEMM along the planes (cols = 1): the default where k <= 160 and the
 // plane fills its 48-column tiles or is four of them at least (dispatcher rule (0b)); else a packed
 // kernel. Named, it takes any NCHW 1x1 stride-1 problem (conformance checks its results).
