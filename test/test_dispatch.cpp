@@ -285,6 +285,22 @@ TEST_CASE("8-lane backward-weight tiles of several vectors leave channels they d
     CHECK(chosen(layer(32), CONVBWD_BWD_WEIGHT) == split);
 }
 
+// Grouped NHWC backward-weight of one 16-lane vector a group: the one-vector group-tile default
+// (rule (2)'s grouped exception); 32 channels a group keep the direct kernel, an ungrouped 16-channel
+// layer the kernels after it.
+TEST_CASE("grouped NHWC backward-weight: one-vector group tiles where c / groups is whole vectors") {
+    const std::string one = "bwdw_f32_nhwc_s1_k3_host_c1k8v16g";
+    if (host_f32_lanes() < 16 || !has_kernel(one)) return;
+    auto layer = [](int c, int g) {
+        return with_derived_output(ConvProblem{.N = 1, .C = c, .H = 14, .W = 14, .K = c, .R = 3, .S = 3, .G = g,
+                                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                                               .layout = Layout::NHWC});
+    };
+    CHECK(chosen(layer(512, 32), CONVBWD_BWD_WEIGHT) == one);
+    CHECK(chosen(layer(1024, 32), CONVBWD_BWD_WEIGHT) == "bwdw_f32_nhwc_s1_k3_host_c2k6v16d");
+    CHECK(chosen(layer(16, 1), CONVBWD_BWD_WEIGHT) != one);
+}
+
 // NCHW 1x1 backward-data as a GEMM along the planes (cols = 1): the default where k <= 160 and the
 // plane fills its 48-column tiles or is four of them at least (dispatcher rule (0b)); else a packed
 // kernel. Named, it takes any NCHW 1x1 stride-1 problem (conformance checks its results).
