@@ -46,6 +46,14 @@ bool has_kernel(const std::string &name) {
     }
     return false;
 }
+// The built kernel of that name (it must be built).
+convbwd_kernel_desc desc_of(const std::string &name) {
+    convbwd_kernel_desc d{};
+    for (int i = 0; i < convbwd_kernel_count(); i++)
+        if (convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS && name == d.name) return d;
+    FAIL("no kernel " << name);
+    return d;
+}
 // A host default of 16-lane vectors where this host runs them (AVX-512) and it is built, else the 8-lane k8.
 std::string by_lanes(const std::string &k16, const std::string &k8) {
     return host_f32_lanes() >= 16 && has_kernel(k16) ? k16 : k8;
@@ -268,20 +276,14 @@ TEST_CASE("8-lane backward-weight tiles of several vectors leave channels they d
         return with_derived_output(
             ConvProblem{.N = 1, .C = c, .H = 56, .W = 56, .K = 144, .R = 1, .S = 1, .layout = Layout::NHWC});
     };
-    convbwd_kernel_desc d{};
-    for (int i = 0; i < convbwd_kernel_count(); i++)
-        if (convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS && split == d.name) break;
-    CHECK(kernel_params<BwdWeightHostParams>(d).tile_c == 2);
+    CHECK(kernel_params<BwdWeightHostParams>(desc_of(split)).tile_c == 2);
     // Named, the kernel still takes 24 channels (a tuning record may pick it) ...
     CHECK(select_named(split, CONVBWD_BWD_WEIGHT, layer(24)) == CONVBWD_SUCCESS);
     // ... the library's choice is a one-vector tile there, and the split kernel at 32 channels (dy of
     // 56 x 56 x 144 floats is over the direct NHWC kernels' 1 MiB, rule (0)).
     const std::string pick24 = chosen(layer(24), CONVBWD_BWD_WEIGHT);
     CAPTURE(pick24);
-    for (int i = 0; i < convbwd_kernel_count(); i++)
-        if (convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS && pick24 == d.name) break;
-    REQUIRE(pick24 == d.name);
-    CHECK(kernel_params<BwdWeightHostParams>(d).tile_c == 1);
+    CHECK(kernel_params<BwdWeightHostParams>(desc_of(pick24)).tile_c == 1);
     CHECK(chosen(layer(32), CONVBWD_BWD_WEIGHT) == split);
 }
 
