@@ -287,6 +287,25 @@ TEST_CASE("8-lane backward-weight tiles of several vectors leave channels they d
     CHECK(chosen(layer(32), CONVBWD_BWD_WEIGHT) == split);
 }
 
+// 24 channels: the 16-lane one-vector direct tile (second vector half empty) gives way to 8-lane
+// kernels of whole vectors: NCHW 1x1 the 24-channel direct tile, an any-filter layer a one-vector one.
+TEST_CASE("24-channel backward-weight: 8-lane tiles of whole vectors before a half-empty 16-lane one") {
+    const std::string c24 = "bwdw_f32_nchw_s1_k1_host_c3k4d", one16 = "bwdw_f32_nhwc_s1_any_host_c1k8v16d";
+    auto layer = [](int c, int r, Layout l) {
+        return with_derived_output(ConvProblem{.N = 1, .C = c, .H = 28, .W = 28, .K = 64, .R = r, .S = r,
+                                               .pad_top = r / 2, .pad_bottom = r / 2, .pad_left = r / 2,
+                                               .pad_right = r / 2, .layout = l});
+    };
+    if (has_kernel(c24)) {
+        CHECK(chosen(layer(24, 1, Layout::NCHW), CONVBWD_BWD_WEIGHT) == c24);
+        CHECK(chosen(layer(40, 1, Layout::NCHW), CONVBWD_BWD_WEIGHT) != c24);  // not whole 24-channel tiles
+    }
+    if (has_kernel(one16)) {
+        CHECK(chosen(layer(24, 5, Layout::NHWC), CONVBWD_BWD_WEIGHT) != one16);
+        if (host_f32_lanes() >= 16) CHECK(chosen(layer(40, 5, Layout::NHWC), CONVBWD_BWD_WEIGHT) == one16);
+    }
+}
+
 // Grouped NHWC backward-weight of one 16-lane vector a group: the one-vector group-tile default
 // (rule (2)'s grouped exception); 32 channels a group keep the direct kernel, an ungrouped 16-channel
 // layer the kernels after it.
