@@ -60,13 +60,7 @@ std::string by_lanes(const std::string &k16, const std::string &k8) {
 }
 // Selects the built kernel of that name for p (as above; the kernel must be built).
 convbwd_status select_named(const std::string &name, convbwd_direction dir, const ConvProblem &p) {
-    for (int i = 0; i < convbwd_kernel_count(); i++) {
-        convbwd_kernel_desc d;
-        REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
-        if (name == d.name) return select_named(d, dir, p);
-    }
-    FAIL("no kernel " << name);
-    return CONVBWD_NO_KERNEL;
+    return select_named(desc_of(name), dir, p);
 }
 }  // namespace
 

@@ -181,7 +181,7 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
         return "dy: n * p * q * k = " + std::to_string(dy_bytes / 4) + " floats, over " +
                std::to_string(kDirectNhwcDyBytes) + " bytes: the direct NHWC kernel re-reads dy per channel tile; " +
                "a split kernel follows";
-    const int vec = kv.get("vec");
+    const int vec = kv.get("vec"), cg = p.C / std::max(1, p.G);
     // (0b) The NCHW 1x1 backward-data GEMM along the planes (cols = 1) reads a channel tile's filter
     // values a stride of c apart per k, and dy whole per channel tile: past kColsMaxK k the packed
     // kernel that follows was faster (a 1024-channel 14x14 layer of k 256: 0.70 of oneDNN against
@@ -210,7 +210,7 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
         // the c2k4 split kernel 1.49 ms, the one-vector c1k4 that follows 0.21 ms). The (any, any)
         // defaults of one vector (tile_c = 1) take what this leaves.
         if (k.dir == Direction::BwdWeight && kv.family->knobs == &BwdWeightHostParams::knobs) {
-            const int tile_c = kv.get("tile_c"), tile = tile_c * vec, cg = p.C / std::max(1, p.G);
+            const int tile_c = kv.get("tile_c"), tile = tile_c * vec;
             if (tile_c > 1 && cg % tile != 0)
                 return "channels: c / groups = " + std::to_string(cg) + " is not a multiple of the kernel's " +
                        std::to_string(tile) + "-channel tiles (its tail tile runs apart); a kernel of one-vector tiles follows";
@@ -226,7 +226,7 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     // The register tile's channels, as the family's group traits give them (schedules/spaces.h: the
     // packed backward-data tile, group_channel_tile; backward-weight's, group_channels_min).
     const GroupChannels gcs = group_channels(k);
-    const int tile = std::max(gcs.tile, gcs.min), cg = p.C / std::max(1, p.G);
+    const int tile = std::max(gcs.tile, gcs.min);
     // Direct backward-weight kernels (tasks of channel tiles, each summing every pixel) ran 2-6x the
     // 8-lane split kernels' speed on a single tile too (GoogLeNet's and Inception's 5x5 layers of 16
     // to 48 channels), and their one-vector tiles with a masked tail (24, 40, 48 channels): whole
