@@ -177,7 +177,10 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     Expr pt = k.pad >= 0 ? Expr(k.pad) : a.pad_top, pl = k.pad >= 0 ? Expr(k.pad) : a.pad_left;
     Expr sh = or_const(k.stride, a.stride_h), sw = or_const(k.stride, a.stride_w);
     const bool depthwise = gc == GroupClass::Depthwise;
-    Expr Cg = depthwise ? Expr(1) : a.C / a.groups, Kg = depthwise ? Expr(1) : a.K / a.groups;
+    // Groups of exactly gl channels and k side by side in a packed tile (ConvArgs::data_group_lanes).
+    const int gl = w_tile > 0 && !depthwise ? a.data_group_lanes : 0;
+    Expr Cg = depthwise ? Expr(1) : gl ? Expr(gl) : a.C / a.groups;
+    Expr Kg = depthwise ? Expr(1) : gl ? Expr(gl) : a.K / a.groups;
 
     Var q("q"), p("p"), kk("k"), s("s"), r("r"), cg("cg");
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
@@ -203,7 +206,12 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     if (w_tile > 0) {  // a partial last tile repeats the last channel (never read)
         Var ci("wci"), co("wco");
         g.w_p = Func("w_p");
-        g.w_p(ci, kk, s, r, co) = g.w_f(s, r, min(co * w_tile + ci, Cg - 1), kk);
+        if (gl) {  // lane ci: channel ci % gl of group (co * w_tile + ci) / gl; kk is k within the group
+            Expr ch = min(co * w_tile + ci, a.C - 1);
+            g.w_p(ci, kk, s, r, co) = g.w_f(s, r, ch % gl, ch / gl * gl + kk);
+        } else {
+            g.w_p(ci, kk, s, r, co) = g.w_f(s, r, min(co * w_tile + ci, Cg - 1), kk);
+        }
     }
 
     PhaseTaps tx = phase_taps(k.stride, sw, dw, k.dilation, S);
@@ -221,7 +229,13 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     Expr grp = depthwise ? Expr(c) : select(a.groups == 1, 0, w_tile > 0 ? min(c / Cg, a.groups - 1) : c / Cg);
     Expr c_in = depthwise ? Expr(0) : select(a.groups == 1, c, c % Cg);
     Expr w_lane, w_co;  // channel c's place in w_p (w_tile > 0)
-    if (w_tile > 0 && !depthwise) {
+    if (gl) {
+        // Whole groups in the tile, in channel order: a vector's group index is uniform over each
+        // run of gl lanes (the schedule vectorises c as gl lanes inside w_tile / gl groups).
+        grp = c / gl;
+        w_lane = c % w_tile;
+        w_co = c / w_tile;
+    } else if (w_tile > 0 && !depthwise) {
         // A packed tile lies inside one group (the dispatcher's condition for these kernels:
         // c / groups a multiple of w_tile, group_channel_tile() in schedules/spaces.h), so its group
         // and its tile within the group come from its first channel: uniform over the tile's
@@ -238,7 +252,9 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     g.acc = Func("acc");
     g.acc(g.mx, g.phx, g.my, g.phy, c, n) = 0.0f;
     Expr tap_s = tx.r(g.phx, g.r.y), tap_r = ty.r(g.phy, g.r.z);
-    Expr w_val = w_tile > 0 ? g.w_p(w_lane, k_of, tap_s, tap_r, w_co) : g.w_f(tap_s, tap_r, c_in, k_of);
+    Expr w_val = gl           ? g.w_p(w_lane, g.r.x, tap_s, tap_r, w_co)
+                 : w_tile > 0 ? g.w_p(w_lane, k_of, tap_s, tap_r, w_co)
+                              : g.w_f(tap_s, tap_r, c_in, k_of);
     Expr src_q = tx.src(g.mx, g.phx, g.r.y), src_p = ty.src(g.my, g.phy, g.r.z);
     if (w_tile > 0) {
         // The packed schedule stages dy_f over the region bounds inference gives it, which
@@ -257,8 +273,17 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
         // A 1x1 filter at stride 1 reads dy_f (no zero border) at columns inside dy only, but the
         // host schedule computes a row's last column tile whole: its columns past Q repeat Q - 1.
         Expr qq = k.filter == 1 && k.stride == 1 ? min(q, a.Q - 1) : Expr(q);
-        g.dy_g(kin, q, p, gg, n) = g.dy_f(qq, p, gg * Kg + kin, n);
-        dy_val = g.dy_g(g.r.x, src_q, src_p, grp, n);
+        if (gl) {
+            // The tile's gi groups side by side (gs innermost): a vector's values at one k are gi
+            // adjacent floats. No clamp: the dispatcher gives these kernels whole tiles of groups.
+            const int gi = w_tile / gl;
+            Var gs("gs");
+            g.dy_g(gs, kin, q, p, gg, n) = g.dy_f(qq, p, (gg * gi + gs) * gl + kin, n);
+            dy_val = g.dy_g(grp % gi, g.r.x, src_q, src_p, grp / gi, n);
+        } else {
+            g.dy_g(kin, q, p, gg, n) = g.dy_f(qq, p, gg * Kg + kin, n);
+            dy_val = g.dy_g(g.r.x, src_q, src_p, grp, n);
+        }
     }
     g.acc(g.mx, g.phx, g.my, g.phy, c, n) += dy_val * w_val;
 

@@ -57,6 +57,13 @@ struct ConvArgs {
     // border select; not for a 1x1 class filter, whose x is read plainly), so vectors of lanes along
     // a row never need a masked tail.
     int weight_round_columns = 0;
+    // Backward-data with a packed filter (w_tile > 0), groups of exactly this many channels and k
+    // (conv_bwd_data_host's group_lanes; the dispatcher's condition: c / groups = k / groups = it,
+    // groups a multiple of w_tile / it): a tile's lanes hold w_tile / data_group_lanes whole groups
+    // in channel order, each lane reading its own group's dy value. dy_g then keeps the tile's groups
+    // side by side, dy_g(gs, kin, q, p, gt, n) (group gt * w_tile / data_group_lanes + gs), so a
+    // vector's values at one k are one dense load and a shuffle. 0: a tile lies inside one group.
+    int data_group_lanes = 0;
 };
 
 // What a (stride class, filter class) pair fixes at compile time; 0 / -1 = runtime.
@@ -78,7 +85,8 @@ struct BwdDataGraph {
     // w_tile = 0 (acc reads w_f).
     Halide::Func w_p;
     int w_tile = 0;
-    // dy_g(kin, q, p, grp, n) = dy_f(q, p, grp * K / groups + kin, n): dy as acc reads it when
+    // dy_g(kin, q, p, grp, n) = dy_f(q, p, grp * K / groups + kin, n) (with ConvArgs::data_group_lanes,
+    // dy_g(gs, kin, q, p, gt, n): the tile's groups side by side): dy as acc reads it when
     // w_tile > 0 (not depthwise), so that a stage of it keeps each group's channels of a pixel
     // together and a group's pixels dense (channels innermost across all groups put a group's
     // pixels K floats apart: ResNeXt's 256-channel layer, 1 KiB, 4 of L1's 64 sets). With one

@@ -21,6 +21,7 @@ public:
         const BwdDataHostParams p = knobs.params();
         args.data_whole_columns = !this->using_autoscheduler() && p.cols;
         args.data_row_phase = !this->using_autoscheduler();
+        args.data_group_lanes = this->using_autoscheduler() ? 0 : p.group_exact();
         // pack = 1: acc reads the filter packed per channel tile (BwdDataGraph::w_p). Asked with
         // using_autoscheduler(): autoscheduled() sets out's estimates, and out is defined below.
         BwdDataGraph g = this->build_bwd_data(args, this->using_autoscheduler() ? 0 : p.packed_tile());

@@ -123,13 +123,29 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
     // channel tile, and a runtime dilation's rows, which no sliding window reuses, cost DeepLab's
     // NCHW layers 0.27 -> 0.06 of oneDNN), channels innermost with its zero border.
     // Grouped: a group's channels of each pixel together, its pixels dense (dy_g).
-    std::vector<Var> dv = g.dy_g.args();  // (kin, q, p, grp, n)
     Var pn("pn");
-    g.dy_g.compute_root()
-        .reorder(dv[0], dv[3], dv[1], dv[2], dv[4])
-        .vectorize(dv[0], V, TailStrategy::GuardWithIf)
-        .fuse(dv[2], dv[4], pn)
-        .parallel(pn);
+    const int gl = a.data_group_lanes;
+    if (gl) {
+        // Whole groups side by side (gs, kin, q, p, gt, n): the tile's groups' k of a pixel as one
+        // vector of its w_tile values, gs innermost (NHWC: a dense load of dy and a transposing
+        // shuffle; the sizes are compile-time).
+        std::vector<Var> dv = g.dy_g.args();
+        g.dy_g.compute_root()
+            .bound(dv[0], 0, g.w_tile / gl)
+            .bound(dv[1], 0, gl)
+            .reorder(dv[0], dv[1], dv[4], dv[2], dv[3], dv[5])
+            .vectorize(dv[0])
+            .vectorize(dv[1])
+            .fuse(dv[3], dv[5], pn)
+            .parallel(pn);
+    } else {
+        std::vector<Var> dv = g.dy_g.args();  // (kin, q, p, grp, n)
+        g.dy_g.compute_root()
+            .reorder(dv[0], dv[3], dv[1], dv[2], dv[4])
+            .vectorize(dv[0], V, TailStrategy::GuardWithIf)
+            .fuse(dv[2], dv[4], pn)
+            .parallel(pn);
+    }
 
     // acc over whole channel tiles (aligned, constant extent): the last tile computes past C
     // (never stored) instead of guarding every vector of the inner loop.
@@ -152,15 +168,23 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
             u.reorder(cvi, cvo, mxi, g.r.x, g.r.y, g.r.z, g.phx, mxo, g.my, g.phy, n);
         else
             u.reorder(cvi, cvo, mxi, g.phx, g.r.x, g.r.y, g.r.z, mxo, g.my, g.phy, n);
-        u.vectorize(cvi).unroll(cvo).unroll(mxi);
+        u.unroll(cvo).unroll(mxi);
         if (g.sx > 0) u.unroll(g.phx);
-        u.specialize(a.groups == 1);  // one group: the group index math folds away
+        if (!gl) u.specialize(a.groups == 1);  // one group: the group index math folds away
         // Groups, a class filter at stride 1: a group's k loop is short (ResNeXt: 4-32), and
         // the accumulators, kept in registers only inside the innermost loop, were loaded and
         // stored per tap (every 8 k). Here the taps run unrolled inside k (ResNeXt's 3x3 layers
         // with 8 channels a group: 1.3-2.1x); with one group, k innermost measured faster.
         if (fc != FilterClass::Any && g.sx == 1)
             u.reorder(cvi, cvo, mxi, g.phx, g.r.y, g.r.z, g.r.x, mxo, g.my, g.phy, n).unroll(g.r.y).unroll(g.r.z);
+        // group_lanes: a vector of V / gl whole groups, gl lanes each (nested: a group's lanes
+        // inner), so each run of gl lanes has one group index (define_bwd_data).
+        if (gl) {
+            Var h("h"), cl("cl");
+            u.split(cvi, h, cl, gl).vectorize(cl).vectorize(h);
+        } else {
+            u.vectorize(cvi);
+        }
     };
     // A phase's row: dx's columns over the stride (the runtime stride where it is one).
     Expr row = g.sx > 0 ? (a.W + g.sx - 1) / g.sx : (a.W + a.stride_w - 1) / a.stride_w;

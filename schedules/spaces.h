@@ -64,6 +64,7 @@ struct Knob {
         int group_channel_tile() const;                                        \
         int group_channels_min() const;                                        \
         int group_k_tile() const;                                              \
+        int group_exact() const;                                               \
         int packed_tile() const;                                               \
         int cols_tile() const;                                                 \
         bool channels_dense(Layout layout) const;                              \
@@ -76,7 +77,7 @@ struct Knob {
     X(tile_x, 4, Compile, "x!",                                                                          \
       "output columns (per stride phase) per register tile (NCHW depthwise stride 1 and cols = 1: "      \
       "column vectors)",                                                                                 \
-      1, 2, 3, 4, 5, 6, 7, 8)                                                                            \
+      1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14)                                                                \
     X(vec, 8, Compile, "v", "f32 SIMD lanes (8 = AVX2, 16 = AVX-512)", 4, 8, 16)                         \
     X(pack, 0, Compile, "p",                                                                             \
       "1: tasks of (channel tile, row block), the filter packed per channel tile (consecutive k "        \
@@ -90,7 +91,13 @@ struct Knob {
       "of dy or dx); dy read in place (class k1) or staged once with its zero border; 0: vectors along "  \
       "the channels",                                                                                    \
       0, 1)                                                                                              \
-    X(flat, 0, Launch, "", "cols = 1, class k1: a problem with dense planes presented as one row of H*W columns", 0, 1)
+    X(flat, 0, Launch, "", "cols = 1, class k1: a problem with dense planes presented as one row of H*W columns", 0, 1) \
+    X(group_lanes, 0, Compile, "l",                                                                      \
+      "pack = 1, groups of exactly this many channels (c / groups = k / groups = group_lanes < vec): a "  \
+      "vector's lanes hold vec / group_lanes whole groups, each lane loading its group's dy value (one "  \
+      "dense load of the groups' values and a shuffle: the pairs are adjacent in the staged dy); 0: a "   \
+      "tile lies inside one group (c / groups a multiple of it)",                                        \
+      0, 2, 4, 8)
 CONVBWD_DEFINE_PARAMS(BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
 
 // ---- Backward-weight, host CPU (conv_bwd_weight_host) ----
@@ -406,7 +413,7 @@ inline int BwdWeightGpuParams::column_vector() const { return 1; }
 inline int BwdDataHostParams::packed_tile() const { return pack ? vec * tile_c : 0; }
 // cols_tile(): the columns of a register tile of the planes' GEMM (cols = 1: tile_x vectors), 0 = none.
 inline int BwdDataHostParams::cols_tile() const { return cols ? vec * tile_x : 0; }
-inline int BwdDataHostParams::group_channel_tile() const { return std::max(1, packed_tile()); }
+inline int BwdDataHostParams::group_channel_tile() const { return group_lanes ? group_lanes : std::max(1, packed_tile()); }
 inline int BwdDataHostParams::group_channels_min() const { return 1; }
 inline int BwdWeightHostParams::group_channel_tile() const { return 1; }
 // Staged backward-data: a block's channels lie in one group (its group read from its first
@@ -422,6 +429,12 @@ inline int BwdWeightHostParams::group_channels_min() const { return vec * tile_c
 inline int BwdWeightHostParams::group_k_tile() const { return group_tile ? tile_k : 1; }
 inline int BwdDataHostParams::group_k_tile() const { return 1; }
 inline int BwdDataStagedGpuParams::group_k_tile() const { return 1; }
+// group_exact(): > 0 where a kernel takes only groups of exactly this many channels and k
+// (c / groups = k / groups), the groups whole vectors' worth (groups a multiple of packed_tile() /
+// group_exact(): define_bwd_data's staged dy holds a tile's groups side by side, unclamped).
+inline int BwdDataHostParams::group_exact() const { return pack ? group_lanes : 0; }
+inline int BwdWeightHostParams::group_exact() const { return 0; }
+inline int BwdDataStagedGpuParams::group_exact() const { return 0; }
 
 // Backward-weight on GPUs: the taps a thread holds (tile_s needs fuse_taps), and whether a
 // problem takes the first-layer tile. One definition for the schedule (Halide Exprs) and the
@@ -498,6 +511,8 @@ constexpr bool weight_image_splits(ScheduleKind kind, GroupClass gc) {
 struct GroupChannels {
     int tile = 1, min = 1;
     int k_tile = 1;  // k / groups a multiple of this (group_k_tile())
+    int exact = 0;   // > 0: c / groups = k / groups = exact and groups a multiple of groups_tile (group_exact())
+    int groups_tile = 1;
 };
 struct KnobValues;
 template <class Params>
@@ -760,7 +775,9 @@ Params to_params(const KnobValues &vals) {
 template <class Params>
 GroupChannels group_channels_of(const KnobValues &vals) {
     const Params p = to_params<Params>(vals);
-    return {p.group_channel_tile(), p.group_channels_min(), p.group_k_tile()};
+    const int exact = p.group_exact();
+    return {p.group_channel_tile(), p.group_channels_min(), p.group_k_tile(), exact,
+            exact > 0 ? std::max(1, p.packed_tile() / exact) : 1};
 }
 
 // ---- valid(): every constraint of a family, for one point, problem class and device ----
@@ -817,6 +834,12 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         }
         if (!(e = need(!p.flat || (p.cols && c.filter == FilterClass::K1), "flat = 1 needs cols = 1 and class k1")).empty())
             return e;
+        if (p.group_lanes) {
+            if (!(e = need(p.pack && std::string(f.name) == "conv_bwd_data_host",
+                           "group_lanes > 0: conv_bwd_data_host with pack = 1")).empty()) return e;
+            if (!(e = need(p.group_lanes < p.vec && p.vec % p.group_lanes == 0,
+                           "group_lanes < vec, a divisor of it (a vector holds whole groups)")).empty()) return e;
+        }
     } else if (f.kind == ScheduleKind::Host && f.groups == GroupClass::Narrow) {
         const auto p = to_params<BwdWeightNarrowHostParams>(vals);
         if (!(e = need(p.tile_k * p.tile_cg <= budget(p.vec), acc_rule("tile_k * tile_cg", p.vec))).empty()) return e;

@@ -105,7 +105,13 @@ inline std::vector<ConvProblem> conformance_problems() {
     for (const Grouped &g : {Grouped{2, 16, 24, 2, 9, 11, 3, 3, 1, 1, 1}, Grouped{1, 48, 20, 2, 7, 9, 3, 3, 2, 1, 1},
                              Grouped{2, 32, 16, 2, 5, 7, 1, 1, 1, 1, 0}, Grouped{1, 64, 36, 4, 9, 8, 5, 3, 1, 2, 2},
                              // c / groups 64: a staged backward-data block's channels (block_k) in one group
-                             Grouped{1, 128, 80, 2, 7, 9, 3, 3, 1, 1, 1}}) {
+                             Grouped{1, 128, 80, 2, 7, 9, 3, 3, 1, 1, 1},
+                             // c / groups = k / groups 8 and 4: vectors of whole groups (group_lanes),
+                             // two and more vectors, rows past and under a 14-column tile, both strides
+                             Grouped{2, 32, 32, 4, 9, 17, 3, 3, 1, 1, 1}, Grouped{1, 48, 48, 6, 11, 13, 3, 3, 2, 1, 1},
+                             Grouped{2, 32, 32, 8, 7, 19, 3, 3, 1, 1, 1}, Grouped{1, 32, 32, 8, 10, 9, 3, 3, 2, 1, 1},
+                             Grouped{1, 64, 64, 8, 6, 30, 3, 3, 1, 1, 1}, Grouped{1, 16, 16, 4, 5, 9, 3, 3, 1, 1, 1},
+                             Grouped{2, 16, 16, 2, 9, 15, 3, 3, 2, 1, 1}}) {
         ConvProblem p;
         p.N = g.N, p.C = g.C, p.K = g.K, p.G = g.G, p.H = g.H, p.W = g.W, p.R = g.R, p.S = g.S;
         p.stride_h = p.stride_w = g.stride;

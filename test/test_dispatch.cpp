@@ -163,11 +163,13 @@ TEST_CASE("host channel tiles and groups: a tile never straddles two groups; nar
         const std::string wide_w = "bwdw_f32_" + lay + "_s1_k3_host_c2k4g", unpacked = "bwdd_f32_" + lay + "_any_any_host_c1x4";
         if (!has_kernel(wide_d) || !has_kernel(c1_d) || !has_kernel(c1_w) || !has_kernel(unpacked)) continue;
         CAPTURE(lay);
-        // ResNeXt's middle width (8 channels a group): 8-channel tiles, dense within a group.
+        // ResNeXt's middle width (8 channels a group): 8-channel tiles, dense within a group; with
+        // AVX-512, 16-lane vectors of two whole groups (group_lanes).
         ConvProblem g8 = with_derived_output(ConvProblem{.N = 1, .C = 32, .H = 9, .W = 9, .K = 32, .R = 3, .S = 3, .G = 4,
                                                          .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
                                                          .layout = l});
-        CHECK(chosen(g8, CONVBWD_BWD_DATA) == c1_d);
+        const std::string pairs_d = "bwdd_f32_" + lay + "_s1_k3_host_c1x14v16pl8";
+        CHECK(chosen(g8, CONVBWD_BWD_DATA) == (host_f32_lanes() >= 16 && has_kernel(pairs_d) ? pairs_d : c1_d));
         // Backward-weight: the tiles whose 8 k lie in one group (group_tile) where k / groups is
         // whole tiles; 12 k a group: the tile refuses it, naming k / groups, and the next takes it.
         const std::string c1g_w = c1_w + "g";
@@ -314,6 +316,39 @@ TEST_CASE("grouped NHWC backward-weight: one-vector group tiles where c / groups
     CHECK(chosen(layer(512, 32), CONVBWD_BWD_WEIGHT) == one);
     CHECK(chosen(layer(1024, 32), CONVBWD_BWD_WEIGHT) == "bwdw_f32_nhwc_s1_k3_host_c2k6v16d");
     CHECK(chosen(layer(16, 1), CONVBWD_BWD_WEIGHT) != one);
+}
+
+// Grouped backward-data with vectors of whole groups (group_lanes): the default for ResNeXt's groups of
+// 8 and 4 channels (16-lane kernels on AVX-512, the 8-lane one of 4-channel groups below it); named, a
+// kernel refuses groups of another size, k / groups unlike c / groups, and groups that leave its last
+// vector part empty, naming the field.
+TEST_CASE("grouped backward-data: vectors of whole groups take groups of exactly their size") {
+    const std::string l8 = "bwdd_f32_nhwc_s1_k3_host_c1x14v16pl8", l4 = "bwdd_f32_nhwc_s1_k3_host_c1x8v16pl4",
+                      l4avx2 = "bwdd_f32_nhwc_s1_k3_host_c1x8pl4";
+    if (!has_kernel(l8) || !has_kernel(l4) || !has_kernel(l4avx2)) return;
+    auto layer = [](int c, int k, int g, int hw) {
+        return with_derived_output(ConvProblem{.N = 1, .C = c, .H = hw, .W = hw, .K = k, .R = 3, .S = 3, .G = g,
+                                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                                               .layout = Layout::NHWC});
+    };
+    if (host_f32_lanes() >= 16) {
+        CHECK(chosen(layer(256, 256, 32, 28), CONVBWD_BWD_DATA) == l8);
+        CHECK(chosen(layer(128, 128, 32, 56), CONVBWD_BWD_DATA) == l4);
+    } else {
+        CHECK(chosen(layer(128, 128, 32, 56), CONVBWD_BWD_DATA) == l4avx2);
+    }
+    CHECK(chosen(layer(512, 512, 32, 14), CONVBWD_BWD_DATA) != l8);  // 16 a group: tiles inside one group
+    CHECK(select_named(l8, CONVBWD_BWD_DATA, layer(256, 256, 32, 28)) == CONVBWD_SUCCESS);
+    auto refused = [&](const std::string &name, const ConvProblem &p, const char *why) {
+        CHECK(select_named(name, CONVBWD_BWD_DATA, p) != CONVBWD_SUCCESS);
+        const std::string e = convbwd_last_error();
+        CHECK_MESSAGE(e.find(why) != std::string::npos, e);
+    };
+    refused(l8, layer(512, 512, 32, 14), "groups of exactly 8 channels and k");   // c / groups 16
+    refused(l8, layer(256, 128, 32, 28), "k / groups = 4");                       // k / groups unlike c / groups
+    refused(l8, layer(24, 24, 3, 28), "groups: 3 is not a multiple of the 2");   // a half-empty last vector
+    refused(l8, layer(8, 8, 1, 28), "groups of exactly 8");                       // one group
+    refused(l4, layer(32, 32, 4, 28), "groups of exactly 4");
 }
 
 // NCHW 1x1 backward-data as a GEMM along the planes (cols = 1): the default where k <= 160 and the

@@ -70,7 +70,16 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
     if (takes_one_group(*kernel_knobs(k).family) && p.G != 1)
         return std::string("groups: a ") + (calls_fragments(*kernel_knobs(k).family) ? "matrix-fragment" : "staged") +
                " kernel (one GEMM over the channels), problem groups = " + std::to_string(p.G);
-    if (const GroupChannels gcs = group_channels(k); p.G > 1) {
+    if (const GroupChannels gcs = group_channels(k); gcs.exact > 0) {
+        // Whole groups side by side in a vector (group_lanes): the kernel's group size is fixed.
+        if (p.G == 1 || p.C / p.G != gcs.exact || p.K / p.G != gcs.exact)
+            return "groups: the kernel takes groups of exactly " + std::to_string(gcs.exact) +
+                   " channels and k (group_lanes), problem c / groups = " + std::to_string(p.C / p.G) +
+                   ", k / groups = " + std::to_string(p.K / p.G);
+        if (p.G % gcs.groups_tile != 0)
+            return "groups: " + std::to_string(p.G) + " is not a multiple of the " + std::to_string(gcs.groups_tile) +
+                   " groups of the kernel's channel tile (group_lanes)";
+    } else if (p.G > 1) {
         const int cg = p.C / p.G;
         if (cg % gcs.tile != 0)
             return "groups: c / groups = " + std::to_string(cg) + " is not a multiple of the kernel's channel tile (" +
@@ -223,9 +232,11 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     // Depthwise kernels tile c (= groups) in masked tiles of 16-lane vectors: the channel counts of
     // MobileNet-v2 and EfficientNet-b0 are multiples of 16 (docs/PERFORMANCE.md, "Host on a Zen 5 VM").
     if (kv.family->groups == GroupClass::Depthwise) return {};
+    // A vector of whole groups (group_lanes) fills its lanes where cannot_implement takes the problem.
+    const GroupChannels gcs = group_channels(k);
+    if (gcs.exact > 0) return {};
     // The register tile's channels, as the family's group traits give them (schedules/spaces.h: the
     // packed backward-data tile, group_channel_tile; backward-weight's, group_channels_min).
-    const GroupChannels gcs = group_channels(k);
     const int tile = std::max(gcs.tile, gcs.min);
     // Direct backward-weight kernels (tasks of channel tiles, each summing every pixel) ran 2-6x the
     // 8-lane split kernels' speed on a single tile too (GoogLeNet's and Inception's 5x5 layers of 16
