@@ -390,8 +390,9 @@ void schedule_weight_direct(BwdWeightGraph &g, const BwdWeightHostParams &p, con
 void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a,
                               Layout layout, StrideClass, FilterClass fc) {
     if (p.direct) return schedule_weight_direct(g, p, a);
-    const int V = p.vec, TC = p.vec * p.tile_c, TK = p.tile_k;
-    Var cgo("cgo"), cgi("cgi"), cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki");
+    // k_lanes > 1: vectors of V channels x KL adjacent k of the tile (nested: channels inner).
+    const int KL = p.k_lanes, V = p.channel_lanes(), TC = V * p.tile_c, TK = p.tile_k;
+    Var cgo("cgo"), cgi("cgi"), cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki"), kio("kio"), kii("kii");
 
     // Stage 2: vectors along the channels, dw's innermost dimension in NHWC (KYXC); NCHW's
     // (KCYX) innermost is the filter column, so its vectors store with a stride.
@@ -438,6 +439,11 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     auto split_k = [&](Stage st) -> Stage {
         return TK > 1 ? st.split(g.k, ko, ki, TK, TailStrategy::GuardWithIf).unroll(ki) : st.rename(g.k, ko);
     };
+    // The register tile's vectors: cvi (channels) innermost; with k_lanes, the tile's k in vectors of
+    // KL right outside it (kii, vectorised: lane = k * V + channel), the rest (kio) unrolled.
+    auto k_lane_vectors = [&](Stage st) {
+        if (KL > 1) st.split(ki, kio, kii, KL).reorder(cvi, kii, cvo, kio).vectorize(kii).unroll(kio);
+    };
     Stage u = g.partial.update();
     split_k(u.split(g.cg, cgo, cgi, TC, TailStrategy::GuardWithIf).split(cgi, cvo, cvi, V, TailStrategy::GuardWithIf));
     // c_outer: the row blocks inside each c tile, so a row block's update of partial touches only
@@ -449,21 +455,45 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
         order.push_back(v);
     u.reorder(order);
     u.vectorize(cvi).unroll(cvo);
-    rowsum.compute_at(g.partial, g.s).bound_storage(g.cg, TC).bound_storage(g.k, TK);  // constant: registers
+    k_lane_vectors(u);
+    // k_lanes > 1 with a class filter: a row's S taps in the tile too (rowsum per filter row r, the
+    // taps unrolled inside the columns), so each shuffled vector of dy's k serves S FMAs.
+    const bool taps_in_tile = KL > 1 && class_filter > 0;
+    if (taps_in_tile)
+        rowsum.compute_at(g.partial, g.r)
+            .reorder_storage(g.cg, g.k, g.s)
+            .bound_storage(g.cg, TC)
+            .bound_storage(g.k, TK)
+            .bound_storage(g.s, class_filter);
+    else
+        rowsum.compute_at(g.partial, g.s).bound_storage(g.cg, TC).bound_storage(g.k, TK);  // constant: registers
     for (Stage st : {Stage(rowsum), rowsum.update()}) {  // a region of at most TC x TK: unrolled
         split_k(st.split(g.cg, cgo, cgi, TC, TailStrategy::GuardWithIf).split(cgi, cvo, cvi, V, TailStrategy::GuardWithIf))
             .vectorize(cvi)
             .unroll(cvo);
     }
     Stage ru = rowsum.update();
-    if (TK > 1) ru.reorder(cvi, cvo, ki, g.rr.x, rbi, cgo, ko, g.s, g.r, g.sp, row);
+    if (taps_in_tile) ru.reorder(cvi, cvo, ki, g.s, g.rr.x, rbi, cgo, ko, g.r, g.sp, row).unroll(g.s);
+    else if (TK > 1) ru.reorder(cvi, cvo, ki, g.rr.x, rbi, cgo, ko, g.s, g.r, g.sp, row);
     else ru.reorder(cvi, cvo, g.rr.x, rbi, cgo, ko, g.s, g.r, g.sp, row);
+    if (taps_in_tile) Stage(rowsum).unroll(g.s);
+    k_lane_vectors(Stage(rowsum));
+    k_lane_vectors(ru);
     // The filter rows of x one output row reads, staged per row with their zero border and
     // channels innermost (NCHW: transposed here), so the inner loop loads dense channel vectors
     // with no range test or clamp. (Staging x_f per split instead covered whole images: at batch
     // 1 every split transposed the whole input.)
     std::vector<Var> xv = g.x_row.args();  // (xx, tr, c, rw)
     g.x_row.compute_at(LoopLevel(g.partial, outer_block)).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
+    if (KL > 1 && layout == Layout::NCHW) {
+        // k_lanes: a vector's KL adjacent k of dy are one load and a shuffle where k is innermost;
+        // NCHW's are planes apart, so dy's rows are staged beside x's, k innermost.
+        std::vector<Var> dv = g.dy_row.args();  // (q, k, rw)
+        g.dy_row.compute_at(LoopLevel(g.partial, outer_block))
+            .reorder_storage(dv[1], dv[0], dv[2])
+            .reorder(dv[1], dv[0], dv[2])
+            .vectorize(dv[1], V, TailStrategy::GuardWithIf);
+    }
     auto channel_vectors = [&](Stage st) {
         st.reorder(xv[2], xv[0], xv[1], xv[3]).vectorize(xv[2], V, TailStrategy::GuardWithIf);
     };

@@ -65,6 +65,7 @@ struct Knob {
         int group_channels_min() const;                                        \
         int group_k_tile() const;                                              \
         int group_exact() const;                                               \
+        int channel_lanes() const;                                             \
         int packed_tile() const;                                               \
         int cols_tile() const;                                                 \
         bool channels_dense(Layout layout) const;                              \
@@ -122,6 +123,11 @@ CONVBWD_DEFINE_PARAMS(BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
       "outweighed the FMAs); the dispatcher gives it problems of at most kWgradDirectTerms terms "     \
       "(N*P*Q: one running f32 sum, accuracy); 0: splits summed through the workspace",                \
       0, 1)                                                                                              \
+    X(k_lanes, 1, Compile, "l",                                                                          \
+      "k per vector: vec / k_lanes channel lanes x k_lanes k (adjacent k of the register tile), so 8 "   \
+      "channels a group fill a 16-lane vector (x's channels broadcast to each k, dy's k values one "     \
+      "load and a shuffle); 1: vectors of channels",                                                      \
+      1, 2, 4)                                                                                           \
     X(max_splits, 16, Launch, "",                                                                       \
       "partial sums over the N*P rows (the reduction split; min(this, rows), so results never depend "  \
       "on the machine)",                                                                                \
@@ -424,7 +430,7 @@ inline int BwdDataStagedGpuParams::channel_vector() const { return 1; }
 inline int BwdDataStagedGpuParams::column_vector() const { return 1; }
 inline int BwdWeightStagedGpuParams::channel_vector() const { return 1; }
 inline int BwdWeightStagedGpuParams::column_vector() const { return 1; }
-inline int BwdWeightHostParams::group_channels_min() const { return vec * tile_c; }
+inline int BwdWeightHostParams::group_channels_min() const { return channel_lanes() * tile_c; }
 // group_k_tile(): a grouped problem's k / groups must be a multiple of it (1: any).
 inline int BwdWeightHostParams::group_k_tile() const { return group_tile ? tile_k : 1; }
 inline int BwdDataHostParams::group_k_tile() const { return 1; }
@@ -434,6 +440,8 @@ inline int BwdDataStagedGpuParams::group_k_tile() const { return 1; }
 // group_exact(): define_bwd_data's staged dy holds a tile's groups side by side, unclamped).
 inline int BwdDataHostParams::group_exact() const { return pack ? group_lanes : 0; }
 inline int BwdWeightHostParams::group_exact() const { return 0; }
+// channel_lanes(): the lanes of a vector along the channels (backward-weight's k_lanes share the rest).
+inline int BwdWeightHostParams::channel_lanes() const { return vec / std::max(1, k_lanes); }
 inline int BwdDataStagedGpuParams::group_exact() const { return 0; }
 
 // Backward-weight on GPUs: the taps a thread holds (tile_s needs fuse_taps), and whether a
@@ -858,8 +866,15 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             return e;
     } else if (f.kind == ScheduleKind::Host) {
         const auto p = to_params<BwdWeightHostParams>(vals);
-        if (!(e = need(p.tile_c * p.tile_k <= budget(p.vec), acc_rule("tile_c * tile_k", p.vec))).empty()) return e;
+        // k_lanes > 1 with a class filter: the row's S taps are in the tile too.
+        const int taps = p.k_lanes > 1 ? std::max(1, class_filter_size(c.filter)) : 1;
+        if (!(e = need(p.tile_c * p.tile_k / std::max(1, p.k_lanes) * taps <= budget(p.vec),
+                       acc_rule("tile_c * tile_k / k_lanes (x S with k_lanes > 1)", p.vec))).empty())
+            return e;
         if (!(e = need(!p.group_tile || p.tile_k > 1, "group_tile=1 needs tile_k > 1 (a tile of one k is in one group)")).empty())
+            return e;
+        if (!(e = need(p.k_lanes == 1 || (p.tile_k % p.k_lanes == 0 && p.vec / p.k_lanes >= 4 && !p.direct),
+                       "k_lanes > 1: a divisor of tile_k, vec / k_lanes >= 4 channel lanes, direct = 0")).empty())
             return e;
         if (!(e = need(!p.direct || (p.k_tasks == 4 && !p.c_outer),
                        "direct = 1: k_tasks and c_outer at their defaults (4, 0; a direct kernel's tasks are channel tiles)")).empty())

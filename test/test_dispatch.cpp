@@ -86,11 +86,12 @@ TEST_CASE("narrow problems (c / groups < 8) take the narrow backward-weight fami
         const std::string nr = std::string("bwdw_f32_") + (l == Layout::NCHW ? "nchw" : "nhwc") + "_any_any_host_nrk4c3";
         if (!has_kernel(nr)) continue;
         CAPTURE(nr);
-        // A first layer (3 channels, 7x7 stride 2) and a grouped layer of 4 channels a group.
+        // A first layer (3 channels, 7x7 stride 2) and a grouped layer of 4 channels a group (with
+        // AVX-512 a 3x3 one of 4 channels a group takes the vectors of channels x k: test below).
         ConvProblem first{.N = 2, .C = 3, .H = 20, .W = 20, .K = 8, .R = 7, .S = 7, .pad_top = 3, .pad_bottom = 3,
                           .pad_left = 3, .pad_right = 3, .stride_h = 2, .stride_w = 2, .layout = l};
-        ConvProblem grouped{.N = 1, .C = 16, .H = 9, .W = 9, .K = 16, .R = 3, .S = 3, .G = 4, .pad_top = 1,
-                            .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .layout = l};
+        ConvProblem grouped{.N = 1, .C = 16, .H = 9, .W = 9, .K = 16, .R = 5, .S = 5, .G = 4, .pad_top = 2,
+                            .pad_bottom = 2, .pad_left = 2, .pad_right = 2, .layout = l};
         for (ConvProblem p : {first, grouped}) {
             p = with_derived_output(p);
             CHECK(group_class(p) == GroupClass::Narrow);
@@ -172,9 +173,10 @@ TEST_CASE("host channel tiles and groups: a tile never straddles two groups; nar
         CHECK(chosen(g8, CONVBWD_BWD_DATA) == (host_f32_lanes() >= 16 && has_kernel(pairs_d) ? pairs_d : c1_d));
         // Backward-weight: the tiles whose 8 k lie in one group (group_tile) where k / groups is
         // whole tiles; 12 k a group: the tile refuses it, naming k / groups, and the next takes it.
-        const std::string c1g_w = c1_w + "g";
+        const std::string c1g_w = c1_w + "g", lanes_w = "bwdw_f32_" + lay + "_s1_k3_host_c1k8v16gl2";
         if (has_kernel(c1g_w)) {
-            CHECK(chosen(g8, CONVBWD_BWD_WEIGHT) == c1g_w);
+            // With AVX-512, vectors of the group's 8 channels x 2 k (k_lanes) take it.
+            CHECK(chosen(g8, CONVBWD_BWD_WEIGHT) == (host_f32_lanes() >= 16 && has_kernel(lanes_w) ? lanes_w : c1g_w));
             ConvProblem k12 = g8;
             k12.C = 32, k12.K = 48;
             k12 = with_derived_output(k12);
@@ -349,6 +351,38 @@ TEST_CASE("grouped backward-data: vectors of whole groups take groups of exactly
     refused(l8, layer(24, 24, 3, 28), "groups: 3 is not a multiple of the 2");   // a half-empty last vector
     refused(l8, layer(8, 8, 1, 28), "groups of exactly 8");                       // one group
     refused(l4, layer(32, 32, 4, 28), "groups of exactly 4");
+}
+
+// Grouped backward-weight with vectors of channels x k (k_lanes): the default for grouped layers of
+// exactly the kernel's channel tile (ResNeXt's 8 and 4 channels a group, AVX-512); not for wider groups
+// or one group; named, any multiple of the tile whose k / groups is whole k tiles.
+TEST_CASE("grouped backward-weight: vectors of channels x k for groups of one channel tile") {
+    for (const char *lay : {"nhwc", "nchw"}) {
+        CAPTURE(lay);
+        const std::string l2 = std::string("bwdw_f32_") + lay + "_s1_k3_host_c1k8v16gl2",
+                          l4 = std::string("bwdw_f32_") + lay + "_s1_k3_host_c1k4v16gl4",
+                          l2s2 = std::string("bwdw_f32_") + lay + "_s2_k3_host_c1k8v16gl2";
+        if (!has_kernel(l2) || !has_kernel(l4) || !has_kernel(l2s2)) continue;
+        const Layout L = std::string(lay) == "nhwc" ? Layout::NHWC : Layout::NCHW;
+        auto layer = [&](int c, int g, int hw, int stride) {
+            return with_derived_output(ConvProblem{.N = 1, .C = c, .H = hw, .W = hw, .K = c, .R = 3, .S = 3, .G = g,
+                                                   .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                                                   .stride_h = stride, .stride_w = stride, .layout = L});
+        };
+        if (host_f32_lanes() >= 16) {
+            CHECK(chosen(layer(256, 32, 28, 1), CONVBWD_BWD_WEIGHT) == l2);
+            CHECK(chosen(layer(256, 32, 56, 2), CONVBWD_BWD_WEIGHT) == l2s2);
+            CHECK(chosen(layer(128, 32, 56, 1), CONVBWD_BWD_WEIGHT) == l4);
+        }
+        CHECK(chosen(layer(512, 32, 14, 1), CONVBWD_BWD_WEIGHT) != l2);  // 16 a group
+        CHECK(chosen(layer(8, 1, 28, 1), CONVBWD_BWD_WEIGHT) != l2);     // one group
+        CHECK(select_named(l2, CONVBWD_BWD_WEIGHT, layer(512, 32, 14, 1)) == CONVBWD_SUCCESS);
+        ConvProblem k12 = layer(256, 32, 28, 1);
+        k12.K = 384;  // 12 k a group: not whole 8-k tiles of one group
+        k12 = with_derived_output(k12);
+        CHECK(select_named(l2, CONVBWD_BWD_WEIGHT, k12) != CONVBWD_SUCCESS);
+        CHECK(std::string(convbwd_last_error()).find("k / groups = 12") != std::string::npos);
+    }
 }
 
 // NCHW 1x1 backward-data as a GEMM along the planes (cols = 1): the default where k <= 160 and the

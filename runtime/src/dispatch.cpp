@@ -267,6 +267,15 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     // vectors, they ran 1.2-1.6x the 8-lane kernels that follow (ResNeXt's 16-channel groups, NHWC;
     // docs/PERFORMANCE.md, "Host: the harness's warm-up ...").
     if (tile == vec && k.dir == Direction::BwdWeight && p.G > 1 && kv.get("group_tile") == 1 && cg % vec == 0) return {};
+    // Vectors of channels x k (k_lanes; tile = its channel lanes x tile_c): the default for groups of
+    // exactly one tile, where a vector of channels alone would run part empty (ResNeXt's 8 and 4
+    // channels a group: 1.2-1.3x and 1.1-6x the kernels that follow; docs/PERFORMANCE.md, "Host grouped
+    // layers: vectors of whole groups, vectors of channels x k").
+    if (k.dir == Direction::BwdWeight && kv.get("k_lanes") > 1) {
+        if (p.G > 1 && cg == tile) return {};
+        return "channels: c / groups = " + std::to_string(cg) + " is not the kernel's " + std::to_string(tile) +
+               "-channel tile of a grouped layer (vectors of channels x k_lanes k); a default for other tiles follows";
+    }
     if (cg % tile != 0 || cg < 2 * tile)
         return "channels: c / groups = " + std::to_string(cg) + " is not a multiple of two or more of the kernel's " +
                std::to_string(tile) + "-channel tiles (16-lane vectors x tile_c); a default for narrower tiles follows";
