@@ -168,6 +168,9 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
             u.reorder(cvi, cvo, mxi, g.r.x, g.r.y, g.r.z, g.phx, mxo, g.my, g.phy, n);
         else
             u.reorder(cvi, cvo, mxi, g.phx, g.r.x, g.r.y, g.r.z, mxo, g.my, g.phy, n);
+        // (Every directive for both branches goes before specialize: the specialisation copies the
+        // schedule as it stands, so a directive after it reaches the groups > 1 branch alone.)
+        if (!gl) u.vectorize(cvi);
         u.unroll(cvo).unroll(mxi);
         if (g.sx > 0) u.unroll(g.phx);
         if (!gl) u.specialize(a.groups == 1);  // one group: the group index math folds away
@@ -182,8 +185,6 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
         if (gl) {
             Var h("h"), cl("cl");
             u.split(cvi, h, cl, gl).vectorize(cl).vectorize(h);
-        } else {
-            u.vectorize(cvi);
         }
     };
     // A phase's row: dx's columns over the stride (the runtime stride where it is one).
