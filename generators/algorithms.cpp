@@ -632,7 +632,35 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
 
     Var xx("xx"), yy("yy"), c("c"), n("n"), q("q"), p("p"), kk("k");
     g.x_f = Func("x_f");
-    if (k.filter == 1) {
+    const int round_q = image_splits && k.filter != 1 ? a.weight_round_columns : 0;  // ConvArgs::weight_round_columns
+    // The reduction's columns (rounded up to a multiple of round_q) and rows, and the region of x
+    // they read (x_f's extent for weight_copy_planes).
+    Expr q_end = round_q > 1 ? (a.Q + round_q - 1) / round_q * round_q : a.Q;
+    if (image_splits && a.weight_copy_planes) {
+        // ConvArgs::weight_copy_planes: no pure step; the plane, then the border's four sides
+        // (each side's extent clamped at 0), then dy's columns past Q.
+        Expr x_lo = -pl, x_hi = (q_end - 1) * sw - pl + (k.filter > 0 ? k.filter - 1 : a.S - 1) * dwl + 1;
+        Expr y_lo = -pt, y_hi = (a.P - 1) * sh - pt + (k.filter > 0 ? k.filter - 1 : a.R - 1) * dh + 1;
+        Expr x_in = max(0, min(a.W, x_hi)), y_in = max(0, min(a.H, y_hi));  // the plane's part they read
+        g.x_f = Func("x_f");
+        g.x_f(xx, yy, c, n) = Halide::undef<float>();
+        RDom rp(0, x_in, 0, y_in, "rp");
+        g.x_f(rp.x, rp.y, c, n) = decode(x(rp.x, rp.y, c, n), t);
+        RDom rl(x_lo, max(0, -x_lo), y_lo, max(0, y_hi - y_lo), "rl");  // left columns, every row
+        g.x_f(rl.x, rl.y, c, n) = 0.0f;
+        RDom rrt(x_in, max(0, x_hi - x_in), y_lo, max(0, y_hi - y_lo), "rrt");  // right columns, every row
+        g.x_f(rrt.x, rrt.y, c, n) = 0.0f;
+        RDom rt(0, x_in, y_lo, max(0, -y_lo), "rt");  // top rows, the plane's columns
+        g.x_f(rt.x, rt.y, c, n) = 0.0f;
+        RDom rb(0, x_in, y_in, max(0, y_hi - y_in), "rb");  // bottom rows, the plane's columns
+        g.x_f(rb.x, rb.y, c, n) = 0.0f;
+        g.dy_f = Func("dy_f");
+        g.dy_f(q, p, kk, n) = Halide::undef<float>();
+        RDom rd(0, a.Q, 0, a.P, "rd");
+        g.dy_f(rd.x, rd.y, kk, n) = decode(dy(rd.x, rd.y, kk, n), t);
+        RDom rz(a.Q, q_end - a.Q, 0, a.P, "rz");
+        g.dy_f(rz.x, rz.y, kk, n) = 0.0f;
+    } else if (k.filter == 1) {
         // Pointwise (no padding): output column q reads x at q * stride <= (Q - 1) * stride <=
         // W - 1, always inside x, so its loads stay plain (no range test, no clamp), as
         // backward-data's pointwise dy loads.
@@ -645,12 +673,13 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
         g.x_f(xx, yy, c, n) = select(in_range(xx, a.W) && in_range(yy, a.H),
                                      decode(x(clamp(xx, 0, a.W - 1), clamp(yy, 0, a.H - 1), c, n), t), 0.0f);
     }
-    g.dy_f = Func("dy_f");
-    const int round_q = image_splits && k.filter != 1 ? a.weight_round_columns : 0;  // ConvArgs::weight_round_columns
-    if (round_q > 1)
-        g.dy_f(q, p, kk, n) = select(q < a.Q, decode(dy(min(q, a.Q - 1), p, kk, n), t), 0.0f);
-    else
-        g.dy_f(q, p, kk, n) = decode(dy(q, p, kk, n), t);
+    if (!(image_splits && a.weight_copy_planes)) {
+        g.dy_f = Func("dy_f");
+        if (round_q > 1)
+            g.dy_f(q, p, kk, n) = select(q < a.Q, decode(dy(min(q, a.Q - 1), p, kk, n), t), 0.0f);
+        else
+            g.dy_f(q, p, kk, n) = decode(dy(q, p, kk, n), t);
+    }
 
     g.partial = Func("partial");
     g.partial(g.s, g.r, g.cg, g.k, g.sp) = 0.0f;
@@ -663,7 +692,7 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
         Expr ips = (a.N + max_splits - 1) / max_splits;
         g.rows = ips * a.P;
         g.splits = (a.N + ips - 1) / ips;
-        g.rr = RDom(0, round_q > 1 ? (a.Q + round_q - 1) / round_q * round_q : a.Q, 0, a.P, 0, ips, "rr");
+        g.rr = RDom(0, q_end, 0, a.P, 0, ips, "rr");
         Expr n_raw = g.sp * ips + g.rr.z;
         g.rr.where(n_raw < a.N);
         Expr n = min(n_raw, a.N - 1);  // bounds inference sees the images past N (never executed)

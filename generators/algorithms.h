@@ -57,6 +57,12 @@ struct ConvArgs {
     // border select; not for a 1x1 class filter, whose x is read plainly), so vectors of lanes along
     // a row never need a masked tail.
     int weight_round_columns = 0;
+    // Backward-weight with image splits: x_f and dy_f defined as copies (no pure step: the planes
+    // copied, then their zero border and, past Q, dy's zeros written by updates of their own), so a
+    // schedule that computes them per task copies rows with dense vectors and writes its border with
+    // plain stores; x_f's border select has a clamped index, a gather in every vector that meets a
+    // border. A schedule setting this computes both (they cannot be inlined).
+    bool weight_copy_planes = false;
     // Backward-data with a packed filter (w_tile > 0), groups of exactly this many channels and k
     // (conv_bwd_data_host's group_lanes; the dispatcher's condition: c / groups = k / groups = it,
     // groups a multiple of w_tile / it): a tile's lanes hold w_tile / data_group_lanes whole groups

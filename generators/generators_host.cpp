@@ -54,6 +54,8 @@ public:
             args.likely_bounds = p.full_taps;  // x read in place, or staged per task
             // NCHW: column lanes over rows rounded up to whole vectors (dy and x staged per task).
             if (layout == Layout::NCHW && !this->using_autoscheduler()) args.weight_round_columns = p.vec;
+            // NCHW every tap in the tile: x and dy copied per task, their borders written apart.
+            args.weight_copy_planes = layout == Layout::NCHW && p.full_taps && !this->using_autoscheduler();
         }
         BwdWeightGraph g = this->build_bwd_weight(args, k_tile);
         this->constrain_workspace_taps_to_filter();

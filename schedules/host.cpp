@@ -647,6 +647,60 @@ void schedule_weight_dw_full_taps(BwdWeightGraph &g, const BwdWeightDwHostParams
     }
 }
 
+// Depthwise NCHW backward-weight, every tap in the register tile (full_taps = 1; valid(): a class
+// filter of R x S taps): vectors along a plane's columns (rows rounded up to whole vectors,
+// ConvArgs::weight_round_columns), a register tile of tile_k channels x every tap summing a task's
+// whole planes in one pass (the row-tap tiles pass over them once per filter row), tile_q output
+// rows a step (unrolled: an x row loaded serves up to R taps of the step). Tasks of several k tiles,
+// x (with its border) and dy (zeros past Q) copied per k tile (ConvArgs::weight_copy_planes).
+void schedule_weight_dw_column_full_taps(BwdWeightGraph &g, const BwdWeightDwHostParams &p, const ConvArgs &a,
+                                         int taps) {
+    const int V = p.vec, TK = p.tile_k;
+    schedule_weight_sum_splits_per_k(g, a);
+    g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp);
+    g.ws.bound(g.s, 0, taps).bound(g.r, 0, taps);  // the workspace's tap dims (checked on entry)
+    g.partial.compute_at(g.ws, g.sp);
+    Var ko("ko"), ki("ki"), kbo("kbo"), kbi("kbi"), lane("lane");
+    RVar qo("qo"), qi("qi"), yo("yo"), yi("yi");
+    g.partial.update().split(g.rr.x, qo, qi, V, TailStrategy::GuardWithIf);
+    Func lanes = g.partial.update().rfactor(qi, lane);  // lanes(s, r, cg, k, sp, lane)
+    // Tasks of 4 * kTaskPixels: each k tile copies its own planes, so a task's size only sets the
+    // pool's hand-offs (2048 pixels: 144 tasks on a 56 x 56 layer, the pool's mutex and malloc 15%
+    // of the call).
+    Expr tiles_per_task = max(1, 4 * kTaskPixels / max(1, a.P * a.Q * TK));
+    g.partial.update()
+        .split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
+        .split(ko, kbo, kbi, tiles_per_task, TailStrategy::GuardWithIf)
+        .reorder(qi, ki, g.s, g.r, g.cg, kbi, kbo, g.sp)
+        .parallel(kbo);
+    // The lanes' sums: every tap's chain unrolled side by side (a loop of one tap's 16 dependent adds
+    // at a time was a tenth of the call).
+    g.partial.update().unroll(qi).unroll(g.s).unroll(g.r);
+    // x and dy copied per k tile with their zero borders (ConvArgs::weight_copy_planes: updates
+    // only), each update's rows in vectors; x's columns from a multiple of V, so that its copied rows
+    // are aligned stores.
+    g.x_f.align_bounds(g.x_f.args()[0], V);
+    for (Func f : {g.x_f, g.dy_f}) {
+        f.compute_at(g.partial, kbi);
+        for (int i = 0; i < f.num_update_definitions(); i++) {
+            Stage st = f.update(i);
+            st.vectorize(RVar(st.get_schedule().rvars()[0].var), V, TailStrategy::GuardWithIf);
+        }
+    }
+    lanes.compute_at(g.partial, kbi)
+        .bound_storage(lane, V)
+        .bound_storage(g.k, TK)
+        .bound_storage(g.s, taps)
+        .bound_storage(g.r, taps)
+        .reorder_storage(lane, g.k, g.s, g.r, g.cg, g.sp);
+    for (Stage st : {Stage(lanes), lanes.update()})  // a constant region: registers
+        st.split(g.k, ko, ki, TK, TailStrategy::GuardWithIf).vectorize(lane).unroll(ki).unroll(g.s).unroll(g.r);
+    lanes.update()
+        .split(g.rr.y, yo, yi, p.tile_q, TailStrategy::GuardWithIf)
+        .reorder(lane, ki, g.s, g.r, yi, qo, yo, g.rr.z, ko, g.cg, g.sp)
+        .unroll(yi);
+}
+
 }  // namespace
 
 // Backward-weight, host, narrow (c / groups < 8: first layers, small groups). Channel vectors
@@ -679,6 +733,10 @@ void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams 
     const int V = p.vec;
     const int taps = class_filter_size(fc);  // a class filter's row
     std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
+    if (layout == Layout::NCHW && p.full_taps) {
+        schedule_weight_dw_column_full_taps(g, p, a, taps);
+        return;
+    }
     if (layout == Layout::NCHW) {
         schedule_weight_sum_splits_per_k(g, a);
         g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp);

@@ -145,16 +145,17 @@ CONVBWD_DEFINE_PARAMS(BwdWeightHostParams, CONVBWD_BWD_WEIGHT_HOST_KNOBS)
     X(tile_k, 4, Compile, "k", "NCHW: channels per register tile (x the filter row's taps; vectors along the columns)", 1, 2, 3, 4) \
     X(vec, 8, Compile, "v", "f32 SIMD lanes", 4, 8, 16)                                                  \
     X(full_taps, 0, Compile, "f",                                                                         \
-      "NHWC, class filters: 1 = a register tile holds every tap of the filter (tile_c vectors x R x S) "   \
-      "over the task's whole planes, tasks of (k tile, split), one parallel loop; 0 = a filter row's "   \
-      "taps per tile, x staged per split",                                                               \
+      "class filters: 1 = a register tile holds every tap of the filter (NHWC: tile_c vectors x R x S, "  \
+      "tasks of (k tile, split), one parallel loop; NCHW: tile_k channels x R x S column vectors, one "  \
+      "pass over the planes) over the task's whole planes; 0 = a filter row's taps per tile",            \
       0, 1)                                                                                              \
     X(x_in_place, 0, Compile, "i",                                                                        \
       "full_taps = 1: 1 = x read in place (its zero border by partitioned loops); 0 = the task's channels " \
       "of x staged with the border",                                                                     \
       0, 1)                                                                                              \
     X(tile_q, 1, Compile, "q",                                                                           \
-      "full_taps = 1: output columns per step, unrolled, so that an x vector loaded serves up to S taps", \
+      "full_taps = 1: output columns (NHWC) or rows (NCHW) per step, unrolled, so that an x vector "     \
+      "loaded serves up to S (R) taps",                                                                  \
       1, 2, 3, 4, 6, 8)                                                                                  \
     X(max_splits, 16, Launch, "", "partial sums over the images (a divisor of N, at most this)", 1, 2, 4, 8, 16, 32, 64, 128, 256)
 CONVBWD_DEFINE_PARAMS(BwdWeightDwHostParams, CONVBWD_BWD_WEIGHT_DW_HOST_KNOBS)
@@ -857,13 +858,15 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(p.tile_c * taps <= budget(p.vec), acc_rule("tile_c * taps (3 for k3, 5 for k5)", p.vec))).empty()) return e;
         if (!(e = need(p.tile_k * taps <= budget(p.vec), acc_rule("tile_k * taps (3 for k3, 5 for k5)", p.vec))).empty()) return e;
         if (p.full_taps) {
-            if (!(e = need(c.layout == Layout::NHWC && c.filter != FilterClass::Any,
-                           "full_taps = 1: layout nhwc and a class filter (k3, k5: its taps are unrolled)")).empty()) return e;
-            if (!(e = need(p.tile_c * taps * taps <= budget(p.vec), acc_rule("full_taps = 1: tile_c * R * S", p.vec))).empty())
+            if (!(e = need(c.filter != FilterClass::Any,
+                           "full_taps = 1: a class filter (k3, k5: its taps are unrolled)")).empty()) return e;
+            const int tile = c.layout == Layout::NHWC ? p.tile_c : p.tile_k;
+            if (!(e = need(tile * taps * taps <= budget(p.vec), acc_rule("full_taps = 1: tile_c (nhwc) or tile_k (nchw) * R * S", p.vec))).empty())
                 return e;
         }
         if (!(e = need(p.full_taps || (p.tile_q == 1 && !p.x_in_place), "tile_q > 1 and x_in_place = 1 need full_taps = 1")).empty())
             return e;
+        if (!(e = need(c.layout == Layout::NHWC || !p.x_in_place, "x_in_place = 1: layout nhwc")).empty()) return e;
     } else if (f.kind == ScheduleKind::Host) {
         const auto p = to_params<BwdWeightHostParams>(vals);
         // k_lanes > 1 with a class filter: the row's S taps are in the tile too.

@@ -125,11 +125,13 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
         {"conv_bwd_weight_gpu f32 nhwc s1 k3 cuda default 10 vec=4\n", "m.txt:1: knobs: not valid: vec=4 needs stage=1"},
         // Host depthwise backward-weight with every tap in the register tile (full_taps).
         {"conv_bwd_weight_dw_host f32 nchw s1 k3 host candidate 10 vec=16 full_taps=1\n",
-         "m.txt:1: knobs: not valid: full_taps = 1: layout nhwc and a class filter"},
+         "m.txt:1: knobs: not valid: full_taps = 1: tile_c (nhwc) or tile_k (nchw) * R * S <= 28 accumulators"},
         {"conv_bwd_weight_dw_host f32 nhwc any any host candidate 10 vec=16 full_taps=1\n",
-         "m.txt:1: knobs: not valid: full_taps = 1: layout nhwc and a class filter"},
+         "m.txt:1: knobs: not valid: full_taps = 1: a class filter"},
         {"conv_bwd_weight_dw_host f32 nhwc s1 k5 host candidate 10 tile_c=2 vec=16 full_taps=1\n",
-         "m.txt:1: knobs: not valid: full_taps = 1: tile_c * R * S <= 28 accumulators"},
+         "m.txt:1: knobs: not valid: full_taps = 1: tile_c (nhwc) or tile_k (nchw) * R * S <= 28 accumulators"},
+        {"conv_bwd_weight_dw_host f32 nchw s1 k3 host candidate 10 tile_k=1 full_taps=1 x_in_place=1\n",
+         "m.txt:1: knobs: not valid: x_in_place = 1: layout nhwc"},
         {"conv_bwd_weight_dw_host f32 nhwc s1 k3 host candidate 10 tile_q=2\n",
          "m.txt:1: knobs: not valid: tile_q > 1 and x_in_place = 1 need full_taps = 1"},
         // Staged fragment backward-weight: its rules between knobs, device and shared memory.
