@@ -9,6 +9,10 @@ namespace convbwd {
 // 7x7 or 14x14 plane was ~100 ns of work against the thread pool's hand-off (the pool's mutex and
 // the scheduler were half of a call on MobileNet's 960-channel 7x7 layers, both directions).
 constexpr int kTaskPixels = 2048;
+// Buffers computed inside a task (per row, tile or k tile) have their storage hoisted to the task
+// (hoist_storage: one allocation of the largest iteration's size): of a dynamic size they are heap
+// allocations, and a malloc and free per row put glibc's free (its arena lock) at 13% of a grouped
+// 28x28 backward-data call.
 
 
 // Depthwise backward-data, NHWC, stride 1: no reduction over channels, so the work per output is
@@ -42,7 +46,7 @@ void schedule_bwd_data_dw_nhwc_s1_host(BwdDataGraph &g, const BwdDataHostParams 
         .reorder_storage(dv[2], dv[0], dv[1], dv[3])
         .reorder(dv[2], dv[0], dv[1], dv[3])
         .vectorize(dv[2], V, TailStrategy::GuardWithIf);
-    g.acc.compute_at(g.out, xo).reorder_storage(c, g.mx, g.phx, g.my, g.phy, n);
+    g.acc.compute_at(g.out, xo).hoist_storage(g.out, yn).reorder_storage(c, g.mx, g.phx, g.my, g.phy, n);
     g.acc.vectorize(c, V, TailStrategy::GuardWithIf).unroll(g.mx);
     g.acc.update()
         .split(c, cvo, cvi, V, TailStrategy::GuardWithIf)
@@ -81,7 +85,7 @@ void schedule_bwd_data_dw_nchw_s1_host(BwdDataGraph &g, const BwdDataHostParams 
     g.w_f.compute_root();
     // acc per register tile (constant extent, unrolled: registers), every tap streamed through it;
     // the last tile of a row computes past it (dy_f is zero there), never stored.
-    g.acc.compute_at(g.out, xo).bound_extent(g.mx, TX);
+    g.acc.compute_at(g.out, xo).hoist_storage(g.out, t).bound_extent(g.mx, TX);
     g.acc.split(g.mx, mvo, mvi, V).vectorize(mvi).unroll(mvo);
     Stage u = g.acc.update();
     u.split(g.mx, mvo, mvi, V).reorder(mvi, mvo, g.r.x, g.r.y, g.r.z, g.phx, g.my, g.phy, n).vectorize(mvi).unroll(mvo);
@@ -150,6 +154,7 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
     // acc over whole channel tiles (aligned, constant extent): the last tile computes past C
     // (never stored) instead of guarding every vector of the inner loop.
     g.acc.compute_at(g.out, yi).reorder_storage(c, g.mx, g.phx, g.my, g.phy, n).align_bounds(c, TC).bound_extent(c, TC);
+    g.acc.hoist_storage(g.out, tn);  // once per task (kTaskPixels)
     g.acc.split(c, cvo, cvi, V).vectorize(cvi);
     // The row's last column tile computed whole (RoundUp: acc's row grows to a multiple of
     // tile_x; its extra columns read dy's zero border and are never stored) where that adds at
@@ -236,7 +241,7 @@ void schedule_bwd_data_cols_host(BwdDataGraph &g, const BwdDataHostParams &p, co
     // guarded, its accumulators lived in memory, a load and a store per FMA: 7x7 layers, whose
     // 49-column plane is one partial tile, ran 0.12 of oneDNN).
     // (Beyond 1x1 acc's columns are dx's shifted by the left padding: no alignment to the tile.)
-    g.acc.compute_at(g.out, xo);
+    g.acc.compute_at(g.out, xo).hoist_storage(g.out, tn);
     if (fc == FilterClass::K1) g.acc.align_bounds(g.mx, TX);
     g.acc.bound_extent(g.mx, TX).bound_storage(c, TC);
     auto tile = [&](Stage st) -> Stage {
@@ -323,7 +328,7 @@ void schedule_bwd_data_host(BwdDataGraph &g, const BwdDataHostParams &p, const C
             .parallel(dv[3]);
     }
 
-    g.acc.compute_at(g.out, co).reorder_storage(c, g.mx, g.phx, g.my, g.phy, n);
+    g.acc.compute_at(g.out, co).hoist_storage(g.out, yn).reorder_storage(c, g.mx, g.phx, g.my, g.phy, n);
     g.acc.split(c, cvo, cvi, V, TailStrategy::GuardWithIf).vectorize(cvi);
     Stage u = g.acc.update();
     u.split(g.mx, mxo, mxi, p.tile_x, TailStrategy::GuardWithIf)
@@ -485,12 +490,13 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     // with no range test or clamp. (Staging x_f per split instead covered whole images: at batch
     // 1 every split transposed the whole input.)
     std::vector<Var> xv = g.x_row.args();  // (xx, tr, c, rw)
-    g.x_row.compute_at(LoopLevel(g.partial, outer_block)).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
+    g.x_row.compute_at(LoopLevel(g.partial, outer_block)).hoist_storage(g.ws, kto).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
     if (KL > 1 && layout == Layout::NCHW) {
         // k_lanes: a vector's KL adjacent k of dy are one load and a shuffle where k is innermost;
         // NCHW's are planes apart, so dy's rows are staged beside x's, k innermost.
         std::vector<Var> dv = g.dy_row.args();  // (q, k, rw)
         g.dy_row.compute_at(LoopLevel(g.partial, outer_block))
+            .hoist_storage(g.ws, kto)
             .reorder_storage(dv[1], dv[0], dv[2])
             .reorder(dv[1], dv[0], dv[2])
             .vectorize(dv[1], V, TailStrategy::GuardWithIf);
@@ -681,7 +687,7 @@ void schedule_weight_dw_column_full_taps(BwdWeightGraph &g, const BwdWeightDwHos
     // are aligned stores.
     g.x_f.align_bounds(g.x_f.args()[0], V);
     for (Func f : {g.x_f, g.dy_f}) {
-        f.compute_at(g.partial, kbi);
+        f.compute_at(g.partial, kbi).hoist_storage(g.partial, kbo);
         for (int i = 0; i < f.num_update_definitions(); i++) {
             Stage st = f.update(i);
             st.vectorize(RVar(st.get_schedule().rvars()[0].var), V, TailStrategy::GuardWithIf);
