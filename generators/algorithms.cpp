@@ -196,6 +196,22 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
         // position, inside dy (Q = ceil(W / stride)); the clamp only keeps the empty phases'
         // (never executed) reads in bounds for bounds inference. No range test.
         g.dy_f(q, p, kk, n) = decode(dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), kk, n), t);
+    } else if (a.data_copy_dy_columns > 0 && k.stride == 1) {
+        // ConvArgs::data_copy_dy_columns: acc reads dy at q = x + pad_left - s * dilation (x below
+        // W rounded up to the tile), p likewise (y below H): the plane, then the border's sides.
+        const int tx = a.data_copy_dy_columns;
+        Expr q_lo = pl - (S - 1) * dw, q_hi = (a.W + tx - 1) / tx * tx + pl;
+        Expr p_lo = pt - (R - 1) * dh, p_hi = a.H + pt;
+        Expr rows = max(0, p_hi - p_lo);
+        g.dy_f(q, p, kk, n) = Halide::undef<float>();
+        RDom rp(0, a.Q, 0, a.P, "rp");
+        g.dy_f(rp.x, rp.y, kk, n) = decode(dy(rp.x, rp.y, kk, n), t);
+        RDom rl(q_lo, max(0, -q_lo), p_lo, rows, "rl"), rr(a.Q, max(0, q_hi - a.Q), p_lo, rows, "rr");
+        g.dy_f(rl.x, rl.y, kk, n) = 0.0f;  // left columns, every row
+        g.dy_f(rr.x, rr.y, kk, n) = 0.0f;  // right columns, every row
+        RDom rt(0, a.Q, p_lo, max(0, -p_lo), "rt"), rb(0, a.Q, a.P, max(0, p_hi - a.P), "rb");
+        g.dy_f(rt.x, rt.y, kk, n) = 0.0f;  // top rows
+        g.dy_f(rb.x, rb.y, kk, n) = 0.0f;  // bottom rows
     } else {
         g.dy_f(q, p, kk, n) = select(in_range(q, a.Q) && in_range(p, a.P),
                                      decode(dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), kk, n), t), 0.0f);

@@ -70,6 +70,12 @@ struct ConvArgs {
     // side by side, dy_g(gs, kin, q, p, gt, n) (group gt * w_tile / data_group_lanes + gs), so a
     // vector's values at one k are one dense load and a shuffle. 0: a tile lies inside one group.
     int data_group_lanes = 0;
+    // Backward-data, stride 1 (the host's NCHW depthwise tiles): dy_f defined as copies (no pure step:
+    // dy's plane copied, then its zero border written by updates of their own) over the region acc
+    // reads when dx's columns run to a multiple of this; through the border select (a clamped
+    // index) every vector that met a border was a gather. 0: dy_f's select. A schedule setting it
+    // computes dy_f (it cannot be inlined).
+    int data_copy_dy_columns = 0;
 };
 
 // What a (stride class, filter class) pair fixes at compile time; 0 / -1 = runtime.

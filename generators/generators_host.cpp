@@ -22,6 +22,10 @@ public:
         args.data_whole_columns = !this->using_autoscheduler() && p.cols;
         args.data_row_phase = !this->using_autoscheduler();
         args.data_group_lanes = this->using_autoscheduler() ? 0 : p.group_exact();
+        // NCHW depthwise stride 1 (schedule_bwd_data_dw_nchw_s1_host): dy copied per task, its border apart.
+        if (gc == GroupClass::Depthwise && layout == Layout::NCHW && stride_class == StrideClass::S1 &&
+            !this->using_autoscheduler())
+            args.data_copy_dy_columns = p.vec * p.tile_x;
         // pack = 1: acc reads the filter packed per channel tile (BwdDataGraph::w_p). Asked with
         // using_autoscheduler(): autoscheduled() sets out's estimates, and out is defined below.
         BwdDataGraph g = this->build_bwd_data(args, this->using_autoscheduler() ? 0 : p.packed_tile());

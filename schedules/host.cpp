@@ -67,21 +67,27 @@ void schedule_bwd_data_dw_nchw_s1_host(BwdDataGraph &g, const BwdDataHostParams 
     const int V = p.vec, TX = p.vec * p.tile_x;
     Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), co("co"), ci("ci"), t("t"), mvo("mvo"), mvi("mvi");
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
-    // Tasks of (channels, row block) with about kTaskPixels outputs each (each also allocates its
-    // dy rows: per channel, malloc and free were part of that half of a call).
+    // Tasks of channels with about kTaskPixels outputs a row block each (each also allocates its dy
+    // planes: per channel, malloc and free were part of that half of a call), the row blocks inside
+    // (dy's copy covers whole planes: ConvArgs::data_copy_dy_columns).
     Expr channels_per_task = max(1, kTaskPixels / max(1, a.W * min(a.H, p.task_rows)));
     g.out.compute_root();
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
         s.split(y, yo, yi, p.task_rows, TailStrategy::GuardWithIf)
             .split(x, xo, xi, TX, TailStrategy::GuardWithIf)
             .split(c, co, ci, channels_per_task, TailStrategy::GuardWithIf)
-            .reorder(xi, xo, yi, ci, co, yo, n)
+            .reorder(xi, xo, yi, ci, yo, co, n)
             .vectorize(xi, V)
-            .fuse(co, yo, t)
+            .rename(co, t)
             .parallel(t);
     });
-    std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n): columns innermost, as dy's
-    g.dy_f.compute_at(g.out, t).vectorize(dv[0], V, TailStrategy::GuardWithIf);
+    // dy's planes with their zero border (ConvArgs::data_copy_dy_columns: updates only), columns
+    // innermost as dy's, each update's rows in vectors.
+    g.dy_f.compute_at(g.out, t);
+    for (int i = 0; i < g.dy_f.num_update_definitions(); i++) {
+        Stage st = g.dy_f.update(i);
+        st.vectorize(RVar(st.get_schedule().rvars()[0].var), V, TailStrategy::GuardWithIf);
+    }
     g.w_f.compute_root();
     // acc per register tile (constant extent, unrolled: registers), every tap streamed through it;
     // the last tile of a row computes past it (dy_f is zero there), never stored.
