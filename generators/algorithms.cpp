@@ -164,6 +164,23 @@ Expr blend_output(Expr res, Expr prev_value, const ConvArgs &a, DType t) {
     return encode(select(a.beta == 0.0f, res, res + a.beta * decode(prev_value, t)), t);
 }
 
+// f(x, y, c, n) defined as copies, with no pure step: src over the plane [0, w) x [0, h), then zeros
+// over the rest of [x_lo, x_hi) x [y_lo, y_hi) (each side's extent clamped at 0). A schedule computes
+// it (it cannot be inlined): the plane's rows copy as dense vectors and the border is plain stores,
+// where a border select's clamped index is a gather in every vector that meets the border
+// (ConvArgs::weight_copy_planes, ConvArgs::data_copy_dy_columns).
+void define_copy_with_border(Func f, const std::function<Expr(Expr, Expr, Expr, Expr)> &src, Expr w, Expr h,
+                             Expr x_lo, Expr x_hi, Expr y_lo, Expr y_hi) {
+    Var xx("xx"), yy("yy"), c("c"), n("n");
+    f(xx, yy, c, n) = Halide::undef<float>();
+    RDom rp(0, w, 0, h, "rp");
+    f(rp.x, rp.y, c, n) = src(rp.x, rp.y, c, n);
+    Expr rows = max(0, y_hi - y_lo);
+    RDom left(x_lo, max(0, -x_lo), y_lo, rows, "rl"), right(w, max(0, x_hi - w), y_lo, rows, "rr");
+    RDom top(0, w, y_lo, max(0, -y_lo), "rt"), bottom(0, w, h, max(0, y_hi - h), "rb");
+    for (const RDom &d : {left, right, top, bottom}) f(d.x, d.y, c, n) = 0.0f;
+}
+
 }  // namespace
 
 BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t,
@@ -200,18 +217,9 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
         // ConvArgs::data_copy_dy_columns: acc reads dy at q = x + pad_left - s * dilation (x below
         // W rounded up to the tile), p likewise (y below H): the plane, then the border's sides.
         const int tx = a.data_copy_dy_columns;
-        Expr q_lo = pl - (S - 1) * dw, q_hi = (a.W + tx - 1) / tx * tx + pl;
-        Expr p_lo = pt - (R - 1) * dh, p_hi = a.H + pt;
-        Expr rows = max(0, p_hi - p_lo);
-        g.dy_f(q, p, kk, n) = Halide::undef<float>();
-        RDom rp(0, a.Q, 0, a.P, "rp");
-        g.dy_f(rp.x, rp.y, kk, n) = decode(dy(rp.x, rp.y, kk, n), t);
-        RDom rl(q_lo, max(0, -q_lo), p_lo, rows, "rl"), rr(a.Q, max(0, q_hi - a.Q), p_lo, rows, "rr");
-        g.dy_f(rl.x, rl.y, kk, n) = 0.0f;  // left columns, every row
-        g.dy_f(rr.x, rr.y, kk, n) = 0.0f;  // right columns, every row
-        RDom rt(0, a.Q, p_lo, max(0, -p_lo), "rt"), rb(0, a.Q, a.P, max(0, p_hi - a.P), "rb");
-        g.dy_f(rt.x, rt.y, kk, n) = 0.0f;  // top rows
-        g.dy_f(rb.x, rb.y, kk, n) = 0.0f;  // bottom rows
+        define_copy_with_border(
+            g.dy_f, [&](Expr cq, Expr cp, Expr ck, Expr cn) { return decode(dy(cq, cp, ck, cn), t); }, a.Q, a.P,
+            pl - (S - 1) * dw, (a.W + tx - 1) / tx * tx + pl, pt - (R - 1) * dh, a.H + pt);
     } else {
         g.dy_f(q, p, kk, n) = select(in_range(q, a.Q) && in_range(p, a.P),
                                      decode(dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), kk, n), t), 0.0f);
@@ -653,29 +661,17 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
     // they read (x_f's extent for weight_copy_planes).
     Expr q_end = round_q > 1 ? (a.Q + round_q - 1) / round_q * round_q : a.Q;
     if (image_splits && a.weight_copy_planes) {
-        // ConvArgs::weight_copy_planes: no pure step; the plane, then the border's four sides
-        // (each side's extent clamped at 0), then dy's columns past Q.
-        Expr x_lo = -pl, x_hi = (q_end - 1) * sw - pl + (k.filter > 0 ? k.filter - 1 : a.S - 1) * dwl + 1;
-        Expr y_lo = -pt, y_hi = (a.P - 1) * sh - pt + (k.filter > 0 ? k.filter - 1 : a.R - 1) * dh + 1;
-        Expr x_in = max(0, min(a.W, x_hi)), y_in = max(0, min(a.H, y_hi));  // the plane's part they read
-        g.x_f = Func("x_f");
-        g.x_f(xx, yy, c, n) = Halide::undef<float>();
-        RDom rp(0, x_in, 0, y_in, "rp");
-        g.x_f(rp.x, rp.y, c, n) = decode(x(rp.x, rp.y, c, n), t);
-        RDom rl(x_lo, max(0, -x_lo), y_lo, max(0, y_hi - y_lo), "rl");  // left columns, every row
-        g.x_f(rl.x, rl.y, c, n) = 0.0f;
-        RDom rrt(x_in, max(0, x_hi - x_in), y_lo, max(0, y_hi - y_lo), "rrt");  // right columns, every row
-        g.x_f(rrt.x, rrt.y, c, n) = 0.0f;
-        RDom rt(0, x_in, y_lo, max(0, -y_lo), "rt");  // top rows, the plane's columns
-        g.x_f(rt.x, rt.y, c, n) = 0.0f;
-        RDom rb(0, x_in, y_in, max(0, y_hi - y_in), "rb");  // bottom rows, the plane's columns
-        g.x_f(rb.x, rb.y, c, n) = 0.0f;
+        // ConvArgs::weight_copy_planes: x over the region the reduction reads (the plane's part in
+        // it copied), dy with its zeros past Q.
+        Expr x_hi = (q_end - 1) * sw - pl + (k.filter > 0 ? k.filter - 1 : a.S - 1) * dwl + 1;
+        Expr y_hi = (a.P - 1) * sh - pt + (k.filter > 0 ? k.filter - 1 : a.R - 1) * dh + 1;
+        define_copy_with_border(
+            g.x_f, [&](Expr cx, Expr cy, Expr cc, Expr cn) { return decode(x(cx, cy, cc, cn), t); },
+            max(0, min(a.W, x_hi)), max(0, min(a.H, y_hi)), -pl, x_hi, -pt, y_hi);
         g.dy_f = Func("dy_f");
-        g.dy_f(q, p, kk, n) = Halide::undef<float>();
-        RDom rd(0, a.Q, 0, a.P, "rd");
-        g.dy_f(rd.x, rd.y, kk, n) = decode(dy(rd.x, rd.y, kk, n), t);
-        RDom rz(a.Q, q_end - a.Q, 0, a.P, "rz");
-        g.dy_f(rz.x, rz.y, kk, n) = 0.0f;
+        define_copy_with_border(
+            g.dy_f, [&](Expr cq, Expr cp, Expr ck, Expr cn) { return decode(dy(cq, cp, ck, cn), t); }, a.Q, a.P,
+            0, q_end, 0, a.P);
     } else if (k.filter == 1) {
         // Pointwise (no padding): output column q reads x at q * stride <= (Q - 1) * stride <=
         // W - 1, always inside x, so its loads stay plain (no range test, no clamp), as

@@ -57,11 +57,9 @@ struct ConvArgs {
     // border select; not for a 1x1 class filter, whose x is read plainly), so vectors of lanes along
     // a row never need a masked tail.
     int weight_round_columns = 0;
-    // Backward-weight with image splits: x_f and dy_f defined as copies (no pure step: the planes
-    // copied, then their zero border and, past Q, dy's zeros written by updates of their own), so a
-    // schedule that computes them per task copies rows with dense vectors and writes its border with
-    // plain stores; x_f's border select has a clamped index, a gather in every vector that meets a
-    // border. A schedule setting this computes both (they cannot be inlined).
+    // Backward-weight with image splits: x_f (with its zero border) and dy_f (with its zeros past Q)
+    // defined as copies with the border written apart (algorithms.cpp, define_copy_with_border), not
+    // through a border select whose clamped index gathers. A schedule setting this computes both.
     bool weight_copy_planes = false;
     // Backward-data with a packed filter (w_tile > 0), groups of exactly this many channels and k
     // (conv_bwd_data_host's group_lanes; the dispatcher's condition: c / groups = k / groups = it,
@@ -70,11 +68,9 @@ struct ConvArgs {
     // side by side, dy_g(gs, kin, q, p, gt, n) (group gt * w_tile / data_group_lanes + gs), so a
     // vector's values at one k are one dense load and a shuffle. 0: a tile lies inside one group.
     int data_group_lanes = 0;
-    // Backward-data, stride 1 (the host's NCHW depthwise tiles): dy_f defined as copies (no pure step:
-    // dy's plane copied, then its zero border written by updates of their own) over the region acc
-    // reads when dx's columns run to a multiple of this; through the border select (a clamped
-    // index) every vector that met a border was a gather. 0: dy_f's select. A schedule setting it
-    // computes dy_f (it cannot be inlined).
+    // Backward-data, stride 1 (the host's NCHW depthwise tiles): dy_f defined as a copy with its zero
+    // border written apart (define_copy_with_border) over the region acc reads when dx's columns run
+    // to a multiple of this. 0: dy_f's border select. A schedule setting it computes dy_f.
     int data_copy_dy_columns = 0;
 };
 
