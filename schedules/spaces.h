@@ -876,7 +876,7 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             return e;
         if (!(e = need(!p.group_tile || p.tile_k > 1, "group_tile=1 needs tile_k > 1 (a tile of one k is in one group)")).empty())
             return e;
-        if (!(e = need(p.k_lanes == 1 || (p.tile_k % p.k_lanes == 0 && p.vec / p.k_lanes >= 4 && !p.direct),
+        if (!(e = need(p.k_lanes == 1 || (p.tile_k % p.k_lanes == 0 && p.channel_lanes() >= 4 && !p.direct),
                        "k_lanes > 1: a divisor of tile_k, vec / k_lanes >= 4 channel lanes, direct = 0")).empty())
             return e;
         if (!(e = need(!p.direct || (p.k_tasks == 4 && !p.c_outer),
