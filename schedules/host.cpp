@@ -9,6 +9,9 @@ namespace convbwd {
 // 7x7 or 14x14 plane was ~100 ns of work against the thread pool's hand-off (the pool's mutex and
 // the scheduler were half of a call on MobileNet's 960-channel 7x7 layers, both directions).
 constexpr int kTaskPixels = 2048;
+// Tasks a split at most where a task copies its channels' planes (NCHW depthwise backward-weight):
+// fewer, longer tasks of contiguous channels (the pool's hand-off and the task's buffers once each).
+constexpr int kDwPlaneTasks = 8;
 // Buffers computed inside a task (per row, tile or k tile) have their storage hoisted to the task
 // (hoist_storage: one allocation of the largest iteration's size): of a dynamic size they are heap
 // allocations, and a malloc and free per row put glibc's free (its arena lock) at 13% of a grouped
@@ -676,10 +679,12 @@ void schedule_weight_dw_column_full_taps(BwdWeightGraph &g, const BwdWeightDwHos
     RVar qo("qo"), qi("qi"), yo("yo"), yi("yi");
     g.partial.update().split(g.rr.x, qo, qi, V, TailStrategy::GuardWithIf);
     Func lanes = g.partial.update().rfactor(qi, lane);  // lanes(s, r, cg, k, sp, lane)
-    // Tasks of 4 * kTaskPixels: each k tile copies its own planes, so a task's size only sets the
-    // pool's hand-offs (2048 pixels: 144 tasks on a 56 x 56 layer, the pool's mutex and malloc 15%
-    // of the call).
-    Expr tiles_per_task = max(1, 4 * kTaskPixels / max(1, a.P * a.Q * TK));
+    // Tasks of contiguous channels, at most kDwPlaneTasks a split and 4 * kTaskPixels at least:
+    // each k tile copies its own planes, so a task's size sets the pool's hand-offs and the task's
+    // buffers' allocations (2048 pixels: 144 tasks on a 56 x 56 layer, the pool's mutex and malloc
+    // 15% of the call; 72 tasks of two channels still 1.1x slower than 8 tasks of 18).
+    Expr tiles = (a.K + TK - 1) / TK;
+    Expr tiles_per_task = max(max(1, 4 * kTaskPixels / max(1, a.P * a.Q * TK)), (tiles + kDwPlaneTasks - 1) / kDwPlaneTasks);
     g.partial.update()
         .split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
         .split(ko, kbo, kbi, tiles_per_task, TailStrategy::GuardWithIf)
