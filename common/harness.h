@@ -60,6 +60,8 @@ struct PeerResult {
     int verified = -1;  // -1: not checked (refused, or nothing to check against); 0: failed; 1: passed
     std::string note;   // "verified (bwd_data_algo_1 fma)", "cudnn refused: ...", "3 mismatches, first ..."
     double time_ms = NAN;
+    // From the caller's layout (Peer::layout_ms: oneDNN with its reorders); NaN where time_ms is that.
+    double layout_time_ms = NAN;
 };
 
 struct RunResult {
@@ -97,6 +99,9 @@ public:
     // The time of the last run as the peer measures it itself (oneDNN: the primitive alone);
     // NaN when the harness times the call.
     virtual double own_ms() const { return NAN; }
+    // The time of the last run from the caller's layout where the peer computes in formats of its
+    // own (oneDNN's blocked formats: with the reorders in and out); NaN where that is own_ms().
+    virtual double layout_ms() const { return NAN; }
     // What the peer chose ("bwd_data_algo_1 fma", the scatter kernel's name); may be empty.
     virtual std::string detail() const { return ""; }
     // How much more than f32 accumulation error its chosen algorithm may add (common/verify.h,

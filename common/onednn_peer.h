@@ -24,6 +24,10 @@ public:
     // Milliseconds the last run() spent in the primitive itself. oneDNN runs in the formats it
     // prefers (as benchdnn does); reordering the caller's packed tensors in and out is excluded.
     double primitive_ms() const;
+    // Milliseconds the last run() took from the caller's layout: the reorders of its tensors into the
+    // formats the primitive chose and of the output back (primitives made once), plus the primitive:
+    // what a caller holding NCHW or NHWC tensors pays. primitive_ms() where no reorder is needed.
+    double layout_ms() const;
 
 private:
     struct Impl;

@@ -2,12 +2,15 @@
 """Per-suite table of driver JSON rows (convbwd-driver --shapes S --compare P --json, one file per
 layout, every row of one run): for each (suite, direction, layout), the geomean of peer time /
 convbwd time over the suite's layers in the same layout, the same against the peer's best layout
-for each layer (users pick the faster layout), and the worst layer. Ratios above 1: convbwd is
-faster. Rows with an error or no time are counted as missing.
+for each layer (users pick the faster layout), the same against the peer called from the caller's
+layout where it computes in formats of its own (oneDNN's blocked formats: with its reorders in and
+out, "peer_layout_time_ms"; its primitive time elsewhere), and the worst layer. Ratios above 1:
+convbwd is faster. Rows with an error or no time are counted as missing.
 
 Usage: suites.py rows.json... [--md] [--layers]   (the rows' "shapes" field names the suite)
   --layers: one row per layer and direction instead (the shape file's comment names the layer):
-            each layout's ratio against the peer in that layout and against the peer's best layout
+            each layout's ratio against the peer in that layout, against the peer's best layout and
+            against the peer from the caller's layout
 """
 import json
 import math
@@ -38,7 +41,7 @@ def main():
         suite = os.path.splitext(os.path.basename(r.get("shapes", "?")))[0]
         key = (suite, r["direction"], r.get("problem_key", r["problem"]).replace("-" + r["layout"] + "-", "-"))
         by_layer[key][r["layout"]] = r
-    table = defaultdict(lambda: {"same": [], "best": [], "worst": (float("inf"), ""), "missing": 0})
+    table = defaultdict(lambda: {"same": [], "best": [], "caller": [], "worst": (float("inf"), ""), "missing": 0})
     for (suite, direction, _), per_layout in by_layer.items():
         best = peer_best(per_layout.values())
         for layout, r in per_layout.items():
@@ -49,26 +52,27 @@ def main():
             ratio = r["peer_time_ms"] / r["time_ms"]
             t["same"].append(ratio)
             t["best"].append(best / r["time_ms"])
+            t["caller"].append(caller_ms(r) / r["time_ms"])
             if ratio < t["worst"][0]:
                 t["worst"] = (ratio, r["problem"].split(" -F")[0] + " " + r["kernel"])
     if "--layers" in sys.argv:
         return layers(by_layer, md)
     head = ["suite", "direction", "layout", "layers", "geomean (same layout)", "geomean (peer's best layout)",
-            "worst", "worst layer (kernel)"]
+            "geomean (peer from the caller's layout)", "worst", "worst layer (kernel)"]
     if md:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
     else:
-        print("%-16s %-10s %-6s %6s %8s %8s %7s  %s" % ("suite", "direction", "layout", "layers", "same", "best",
-                                                      "worst", "worst layer (kernel)"))
+        print("%-16s %-10s %-6s %6s %8s %8s %8s %7s  %s" % ("suite", "direction", "layout", "layers", "same", "best",
+                                                           "caller", "worst", "worst layer (kernel)"))
     for (suite, direction, layout), t in sorted(table.items()):
         n = "%d%s" % (len(t["same"]), "+%d missing" % t["missing"] if t["missing"] else "")
         vals = (suite, direction, layout, n, "%.3f" % geomean(t["same"]), "%.3f" % geomean(t["best"]),
-                "%.3f" % t["worst"][0], t["worst"][1])
+                "%.3f" % geomean(t["caller"]), "%.3f" % t["worst"][0], t["worst"][1])
         if md:
             print("| " + " | ".join(vals) + " |")
         else:
-            print("%-16s %-10s %-6s %6s %8s %8s %7s  %s" % vals)
+            print("%-16s %-10s %-6s %6s %8s %8s %8s %7s  %s" % vals)
 
 
 _shape_lines = {}  # shape file -> its lines (read once)
@@ -94,14 +98,20 @@ def timed(r):
     return not r.get("error") and bool(r.get("time_ms")) and bool(r.get("peer_time_ms"))
 
 
+def caller_ms(r):
+    """The peer's time from the caller's layout (with its reorders), else its own time."""
+    return r.get("peer_layout_time_ms") or r["peer_time_ms"]
+
+
 def peer_best(per_layout):
     """The peer's least time over the layer's rows (its faster layout), else None."""
     return min((r["peer_time_ms"] for r in per_layout if r.get("peer_time_ms")), default=None)
 
 
 def layers(by_layer, md):
-    head = ["layer", "direction", "NCHW", "NCHW vs best", "NHWC", "NHWC vs best", "kernels (NCHW / NHWC)"]
-    fmt = "%-44s %-10s %6s %6s %6s %6s  %s"
+    head = ["layer", "direction", "NCHW", "NCHW vs best", "NCHW vs caller", "NHWC", "NHWC vs best",
+            "NHWC vs caller", "kernels (NCHW / NHWC)"]
+    fmt = "%-44s %-10s %6s %6s %6s %6s %6s %6s  %s"
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head) if md else fmt % tuple(head))
     for (suite, direction, _), per_layout in sorted(by_layer.items(), key=lambda kv: (kv[0][0], min(
             r.get("line", 0) for r in kv[1].values()), kv[0][1])):
@@ -110,7 +120,8 @@ def layers(by_layer, md):
         for layout in ("nchw", "nhwc"):
             r = per_layout.get(layout)
             ok = r and timed(r)
-            vals += ["%.2f" % (r["peer_time_ms"] / r["time_ms"]), "%.2f" % (best / r["time_ms"])] if ok else ["-", "-"]
+            vals += ["%.2f" % (r["peer_time_ms"] / r["time_ms"]), "%.2f" % (best / r["time_ms"]),
+                     "%.2f" % (caller_ms(r) / r["time_ms"])] if ok else ["-", "-", "-"]
             kernels.append(r["kernel"] if r and r.get("kernel") else "-")
             name = name or (layer_name(r) if r else "")
         row = (name[:44], direction, *vals, " / ".join(kernels))

@@ -95,6 +95,8 @@ bool run_one(const ConvProblem &p, Direction dir, const Options &o, GpuDevice *d
         if (o.verify && !v.ok) row.str("verify_note", verify_note);
         if (!o.compare.empty()) {
             row.str("peer", o.compare).num("peer_time_ms", peer_ms);
+            // The peer from the caller's layout (oneDNN: its reorders in and out), where it differs.
+            if (r.peer.layout_time_ms == r.peer.layout_time_ms) row.num("peer_layout_time_ms", r.peer.layout_time_ms);
             if (r.peer.verified < 0) row.null("peer_verified");
             else row.boolean("peer_verified", r.peer.verified == 1);
             row.str("peer_note", r.peer.note);
@@ -110,6 +112,11 @@ bool run_one(const ConvProblem &p, Direction dir, const Options &o, GpuDevice *d
             if (o.time && peer_ms == peer_ms)
                 std::printf("  time %.4f ms  %.2f GFLOP/s  peer-time/convbwd-time %.2fx", peer_ms, flops / peer_ms / 1e6,
                             peer_ms / t_ms);
+            const double lay_ms = r.peer.layout_time_ms;
+            if (o.time && lay_ms == lay_ms && peer_ms == peer_ms && lay_ms > peer_ms * 1.001)
+                std::printf("\n  peer %s from the caller's layout (its reorders in and out included): time %.4f ms  "
+                            "peer-time/convbwd-time %.2fx",
+                            o.compare.c_str(), lay_ms, lay_ms / t_ms);
             std::printf("\n");
         }
     }
