@@ -12,6 +12,9 @@ constexpr int kTaskPixels = 2048;
 // Tasks a split at most where a task copies its channels' planes (NCHW depthwise backward-weight):
 // fewer, longer tasks of contiguous channels (the pool's hand-off and the task's buffers once each).
 constexpr int kDwPlaneTasks = 8;
+// Tasks a grouped layer's direct backward-weight kernel with group_tile has per channel tile, at most
+// (blocks of whole groups; x staged per task).
+constexpr int kDirectGroupTasks = 16;
 // Buffers computed inside a task (per row, tile or k tile) have their storage hoisted to the task
 // (hoist_storage: one allocation of the largest iteration's size): of a dynamic size they are heap
 // allocations, and a malloc and free per row put glibc's free (its arena lock) at 13% of a grouped
@@ -363,17 +366,30 @@ namespace {
 // elements) the split kernel's copy and sum were half of a call.
 void schedule_weight_direct(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a) {
     const int V = p.vec, TC = p.vec * p.tile_c, TK = p.tile_k;
-    Var co("co"), ci("ci"), cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki");
+    Var co("co"), ci("ci"), cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki"), kt("kt"), kb("kb");
+    // Tasks of channel tiles, and with group_tile of blocks of whole groups' k tiles too: a grouped
+    // layer's c / groups is one or two channel tiles, and tasks of channel tiles alone were one or
+    // two tasks (ResNeXt's 16- and 32-channel groups: one thread, and x staged for every group at
+    // once). Each task stages the x it reads (its channel tile of its groups).
+    Expr k_tiles = (a.K + TK - 1) / TK;
+    Expr tiles_per_task = k_tiles;
+    if (p.group_tile)  // TK divides k / groups (the dispatcher's condition)
+        tiles_per_task = select(a.groups == 1, k_tiles,
+                                max(1, a.K / a.groups / TK) * max(1, a.groups / kDirectGroupTasks));
+    // kin: the loop of k tiles in a task (all of them without group_tile).
+    const Var kin = p.group_tile ? kb : ko;
     g.out.compute_root();
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
         s.split(g.cg, co, ci, TC, TailStrategy::GuardWithIf)
             .split(ci, cvo, cvi, V, TailStrategy::GuardWithIf)
-            .split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
-            .reorder(cvi, cvo, ki, ko, g.s, g.r, co)
-            .vectorize(cvi)
-            .unroll(cvo)
-            .unroll(ki)
-            .parallel(co);
+            .split(g.k, ko, ki, TK, TailStrategy::GuardWithIf);
+        if (p.group_tile)  // nested parallel loops (fused, co = t % tiles hid the tile's constant extent)
+            s.split(ko, kt, kb, tiles_per_task, TailStrategy::GuardWithIf)
+                .reorder(cvi, cvo, ki, kb, g.s, g.r, co, kt)
+                .parallel(kt);
+        else
+            s.reorder(cvi, cvo, ki, ko, g.s, g.r, co);
+        s.vectorize(cvi).unroll(cvo).unroll(ki).parallel(co);
     });
     // The tile's sums (dw, and partial's one split) at out's tile: constant regions, so registers.
     auto tile = [&](Stage st) -> Stage {
@@ -383,10 +399,10 @@ void schedule_weight_direct(BwdWeightGraph &g, const BwdWeightHostParams &p, con
             .unroll(cvo)
             .unroll(ki);
     };
-    g.dw.compute_at(g.out, ko).bound_storage(g.cg, TC).bound_storage(g.k, TK);
+    g.dw.compute_at(g.out, kin).bound_storage(g.cg, TC).bound_storage(g.k, TK);
     tile(Stage(g.dw));
     tile(g.dw.update());
-    g.partial.compute_at(g.out, ko).bound_storage(g.cg, TC).bound_storage(g.k, TK);
+    g.partial.compute_at(g.out, kin).bound_storage(g.cg, TC).bound_storage(g.k, TK);
     tile(Stage(g.partial));
     tile(g.partial.update()).reorder(cvi, cvo, ki, g.rr.x, g.rr.y, ko, g.s, g.r, g.sp);
     g.partial.update().specialize(a.groups == 1);  // one x vector load serves the tile's k

@@ -304,20 +304,30 @@ TEST_CASE("24-channel backward-weight: 8-lane tiles of whole vectors before a ha
     }
 }
 
-// Grouped NHWC backward-weight of one 16-lane vector a group: the one-vector group-tile default
-// (rule (2)'s grouped exception); 32 channels a group keep the direct kernel, an ungrouped 16-channel
-// layer the kernels after it.
-TEST_CASE("grouped NHWC backward-weight: one-vector group tiles where c / groups is whole vectors") {
-    const std::string one = "bwdw_f32_nhwc_s1_k3_host_c1k8v16g";
-    if (host_f32_lanes() < 16 || !has_kernel(one)) return;
-    auto layer = [](int c, int g) {
-        return with_derived_output(ConvProblem{.N = 1, .C = c, .H = 14, .W = 14, .K = c, .R = 3, .S = 3, .G = g,
-                                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
-                                               .layout = Layout::NHWC});
-    };
-    CHECK(chosen(layer(512, 32), CONVBWD_BWD_WEIGHT) == one);
-    CHECK(chosen(layer(1024, 32), CONVBWD_BWD_WEIGHT) == "bwdw_f32_nhwc_s1_k3_host_c2k6v16d");
-    CHECK(chosen(layer(16, 1), CONVBWD_BWD_WEIGHT) != one);
+// Grouped backward-weight of 16 and 32 channels a group: the direct kernels of one group's tiles (tasks
+// of whole groups), two-vector tiles where c / groups is whole ones, else one-vector tiles; both layouts.
+// The dispatcher gives ungrouped layers the kernels after them.
+TEST_CASE("grouped backward-weight of 16 and 32 channels a group: direct kernels of one group's tiles") {
+    for (Layout l : {Layout::NHWC, Layout::NCHW}) {
+        const std::string lay = l == Layout::NHWC ? "nhwc" : "nchw";
+        const std::string g16 = "bwdw_f32_" + lay + "_s1_k3_host_c1k8v16gd", g32 = "bwdw_f32_" + lay + "_s1_k3_host_c2k8v16gd";
+        if (host_f32_lanes() < 16 || !has_kernel(g16) || !has_kernel(g32)) return;
+        auto layer = [l](int c, int g) {
+            return with_derived_output(ConvProblem{.N = 1, .C = c, .H = 14, .W = 14, .K = c, .R = 3, .S = 3, .G = g,
+                                                   .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                                                   .layout = l});
+        };
+        CAPTURE(lay);
+        CHECK(chosen(layer(512, 32), CONVBWD_BWD_WEIGHT) == g16);
+        CHECK(chosen(layer(1024, 32), CONVBWD_BWD_WEIGHT) == g32);
+        for (int c : {16, 32, 512}) {
+            const std::string ungrouped = chosen(layer(c, 1), CONVBWD_BWD_WEIGHT);
+            CHECK(ungrouped != g16);
+            CHECK(ungrouped != g32);
+        }
+        // Named, it runs an ungrouped layer too (the rule is the dispatcher's preference, not a limit).
+        CHECK(select_named(g16, CONVBWD_BWD_WEIGHT, layer(32, 1)) == CONVBWD_SUCCESS);
+    }
 }
 
 // Grouped backward-data with vectors of whole groups (group_lanes): the default for ResNeXt's groups of

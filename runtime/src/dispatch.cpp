@@ -244,6 +244,12 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     // tiles, or any count on one-vector tiles (docs/PERFORMANCE.md, "Host backward-weight: direct
     // kernels beyond 1x1").
     if (weight_sums_direct(kv)) {
+        // One group's tiles (group_tile), tasks of whole groups: grouped layers' (ResNeXt's 16- and
+        // 32-channel groups: 2-4x the kernels that follow; docs/PERFORMANCE.md "Host grouped
+        // backward-weight of 16 and 32 channels a group: tasks of whole groups").
+        if (kv.get("group_tile") == 1 && p.G == 1)
+            return "groups: a direct kernel of one group's tiles is for grouped layers (its tasks are blocks of "
+                   "groups); the direct kernels of ungrouped layers follow";
         // A one-vector tile over 24 channels runs its second vector half empty: the 8-lane kernels
         // that follow (three whole vectors) ran 1.7x faster (MobileNet-v2's 24-channel 1x1 layer,
         // NCHW; its 5x5 one of EfficientNet, NHWC; docs/PERFORMANCE.md "Host: the harness's warm-up").
