@@ -719,6 +719,10 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
         g.rr = RDom(0, a.Q, 0, g.rows, "rr");
         Expr row = g.sp * g.rows + g.rr.y;
         if (!a.weight_direct) g.rr.where(row < rows_total);  // direct: one split of every row
+        if (a.weight_skip_pad) {  // ConvArgs::weight_skip_pad
+            Expr xc = g.rr.x * sw - pl + g.s * dwl, xr = (row % a.P) * sh - pt + g.r * dh;
+            g.rr.where(xc >= 0 && xc < a.W && xr >= 0 && xr < a.H);
+        }
         // Rows past the end are never executed (where), but bounds inference sees them: n is clamped.
         // x and dy by flattened row (n, p): partial reads row `rw` through these (inlined unless a
         // schedule wraps them). A wrapper computed per row then has a one-row region, where through

@@ -41,6 +41,10 @@ struct ConvArgs {
     // Backward-weight in one split whose sums dw reads directly (conv_bwd_weight_host's direct = 1):
     // the workspace output is left empty (the runtime passes it with no splits) and never read.
     bool weight_direct = false;
+    // Backward-weight over rows (no image splits): the reduction runs only over the terms whose x
+    // lies inside the image (a where on the pure taps: a row's column loop trimmed per tap, a row of
+    // padding skipped), not over x's zero border (conv_bwd_weight_host's skip_pad = 1).
+    bool weight_skip_pad = false;
     // Backward-data, a 1x1 filter at stride 1, column tiles computed whole (conv_bwd_data_host's
     // cols = 1): dy's column clamped to the row, min(likely(q), Q - 1), so a row's last tile reads
     // valid columns past the row's end (never stored) and its accumulators keep constant indices;

@@ -53,6 +53,7 @@ public:
         if constexpr (gc == GroupClass::Any) {
             k_tile = this->using_autoscheduler() ? 0 : p.group_k_tile();
             args.weight_direct = !this->using_autoscheduler() && p.direct;
+            args.weight_skip_pad = !this->using_autoscheduler() && p.skip_pad;
         }
         if constexpr (gc == GroupClass::Depthwise) {
             args.likely_bounds = p.full_taps;  // x read in place, or staged per task

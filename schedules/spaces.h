@@ -128,6 +128,11 @@ CONVBWD_DEFINE_PARAMS(BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
       "channels a group fill a 16-lane vector (x's channels broadcast to each k, dy's k values one "     \
       "load and a shuffle); 1: vectors of channels",                                                      \
       1, 2, 4)                                                                                           \
+    X(skip_pad, 0, Compile, "p",                                                                          \
+      "1: each tap sums only the output pixels whose x lies inside the image (the loop over a row's "   \
+      "columns trimmed per tap, a row whose x is padding skipped: dilated layers whose taps reach into " \
+      "the padding, DeepLab's ASPP); 0: every pixel, x's zero border multiplied",                         \
+      0, 1)                                                                                              \
     X(max_splits, 16, Launch, "",                                                                       \
       "partial sums over the N*P rows (the reduction split; min(this, rows), so results never depend "  \
       "on the machine)",                                                                                \
@@ -873,6 +878,8 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         const int taps = p.k_lanes > 1 ? std::max(1, class_filter_size(c.filter)) : 1;
         if (!(e = need(p.tile_c * p.tile_k / std::max(1, p.k_lanes) * taps <= budget(p.vec),
                        acc_rule("tile_c * tile_k / k_lanes (x S with k_lanes > 1)", p.vec))).empty())
+            return e;
+        if (!(e = need(!p.skip_pad || p.k_lanes == 1, "skip_pad = 1 needs k_lanes = 1 (taps in the tile share its columns)")).empty())
             return e;
         if (!(e = need(!p.group_tile || p.tile_k > 1, "group_tile=1 needs tile_k > 1 (a tile of one k is in one group)")).empty())
             return e;

@@ -330,6 +330,24 @@ TEST_CASE("grouped backward-weight of 16 and 32 channels a group: direct kernels
     }
 }
 
+// Backward-weight skipping x's padding (skip_pad): taken where 15% of the terms or more read padding
+// (DeepLab's ASPP at rate 12 on 32x32: 44%), never where fewer do (Inception's 7x1 on 17x17: 10%).
+TEST_CASE("backward-weight skipping x's padding: dilated layers whose taps reach into it") {
+    for (Layout l : {Layout::NHWC, Layout::NCHW}) {
+        const std::string skip = std::string("bwdw_f32_") + (l == Layout::NHWC ? "nhwc" : "nchw") + "_s1_any_host_c2k6v16dp";
+        if (host_f32_lanes() < 16 || !has_kernel(skip)) return;
+        CAPTURE(skip);
+        const ConvProblem aspp = with_derived_output(ConvProblem{
+            .N = 1, .C = 256, .H = 32, .W = 32, .K = 64, .R = 3, .S = 3, .pad_top = 12, .pad_bottom = 12,
+            .pad_left = 12, .pad_right = 12, .dilation_h = 12, .dilation_w = 12, .layout = l});
+        const ConvProblem seven = with_derived_output(ConvProblem{
+            .N = 1, .C = 128, .H = 17, .W = 17, .K = 192, .R = 7, .S = 1, .pad_top = 3, .pad_bottom = 3, .layout = l});
+        CHECK(chosen(aspp, CONVBWD_BWD_WEIGHT) == skip);
+        CHECK(chosen(seven, CONVBWD_BWD_WEIGHT) != skip);
+        CHECK(select_named(skip, CONVBWD_BWD_WEIGHT, seven) == CONVBWD_SUCCESS);  // named, it runs it
+    }
+}
+
 // Grouped backward-data with vectors of whole groups (group_lanes): the default for ResNeXt's groups of
 // 8 and 4 channels (16-lane kernels on AVX-512, the 8-lane one of 4-channel groups below it); named, a
 // kernel refuses groups of another size, k / groups unlike c / groups, and groups that leave its last

@@ -190,6 +190,21 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
         return "dy: n * p * q * k = " + std::to_string(dy_bytes / 4) + " floats, over " +
                std::to_string(kDirectNhwcDyBytes) + " bytes: the direct NHWC kernel re-reads dy per channel tile; " +
                "a split kernel follows";
+    // (0c) Backward-weight that skips the terms reading x's padding (skip_pad): the dilated layers whose
+    // taps reach far into it (DeepLab's ASPP at rates 6-18 on 32x32: 23-61% of the terms, 1.2-2.2x);
+    // where under kSkipPadMinPercent of the terms are padding the kernel that follows was faster
+    // (Inception's 7x1 on 17x17, 10%: 0.56x; docs/PERFORMANCE.md "Host: backward-weight that skips x's
+    // padding").
+    constexpr int64_t kSkipPadMinPercent = 15;
+    if (kv.get("skip_pad") == 1) {
+        const int64_t all = (int64_t)p.P * p.Q * p.R * p.S;
+        const int64_t inside = valid_taps_1d(p.H, p.P, p.R, p.pad_top, p.stride_h, p.dilation_h) *
+                               valid_taps_1d(p.W, p.Q, p.S, p.pad_left, p.stride_w, p.dilation_w);
+        if ((all - inside) * 100 < all * kSkipPadMinPercent)
+            return "padding: " + std::to_string(all - inside) + " of the " + std::to_string(all) +
+                   " terms per filter element read x's padding, under " + std::to_string(kSkipPadMinPercent) +
+                   "%: a kernel that does not skip them follows";
+    }
     const int vec = kv.get("vec"), cg = p.C / std::max(1, p.G);
     // (0b) The NCHW 1x1 backward-data GEMM along the planes (cols = 1) reads a channel tile's filter
     // values a stride of c apart per k, and dy whole per channel tile: past kColsMaxK k the packed
