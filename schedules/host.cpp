@@ -370,12 +370,10 @@ void schedule_weight_direct(BwdWeightGraph &g, const BwdWeightHostParams &p, con
     // Tasks of channel tiles, and with group_tile of blocks of whole groups' k tiles too: a grouped
     // layer's c / groups is one or two channel tiles, and tasks of channel tiles alone were one or
     // two tasks (ResNeXt's 16- and 32-channel groups: one thread, and x staged for every group at
-    // once). Each task stages the x it reads (its channel tile of its groups).
-    Expr k_tiles = (a.K + TK - 1) / TK;
-    Expr tiles_per_task = k_tiles;
-    if (p.group_tile)  // TK divides k / groups (the dispatcher's condition)
-        tiles_per_task = select(a.groups == 1, k_tiles,
-                                max(1, a.K / a.groups / TK) * max(1, a.groups / kDirectGroupTasks));
+    // once). Each task stages the x it reads (its channel tile of its groups). TK divides k / groups
+    // (the dispatcher's condition for group_tile).
+    Expr tiles_per_task = select(a.groups == 1, (a.K + TK - 1) / TK,
+                                 max(1, a.K / a.groups / TK) * max(1, a.groups / kDirectGroupTasks));
     // kin: the loop of k tiles in a task (all of them without group_tile).
     const Var kin = p.group_tile ? kb : ko;
     g.out.compute_root();
