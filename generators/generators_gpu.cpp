@@ -175,7 +175,7 @@ public:
     static constexpr bool kHasWorkspace = true;
     static constexpr Direction kDir = Direction::BwdWeight;
     static constexpr GroupClass kGroups = gc;
-    static constexpr bool kImageSplits = weight_image_splits(ScheduleKind::Gpu, gc);
+    static constexpr bool kImageSplits = weight_image_splits(ScheduleKind::Gpu, gc, &BwdWeightGpuParams::knobs);
     using Base = ConvGeneratorBase<ConvBwdWeightGpu<gc>>;
     using Base::layout, Base::stride_class, Base::filter_class, Base::out, Base::a, Base::b, Base::ws;
     BwdWeightGpuKnobs knobs;

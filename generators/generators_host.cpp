@@ -1,4 +1,6 @@
 // Host (CPU) generators: see generator_base.h.
+#include <type_traits>
+
 #include "generator_base.h"
 
 namespace convbwd::gen {
@@ -37,11 +39,16 @@ public:
 
 template <GroupClass gc, class Knobs>
 class ConvBwdWeightHost : public ConvGeneratorBase<ConvBwdWeightHost<gc, Knobs>> {
+    using Params = decltype(Knobs().params());
+    // The general family (conv_bwd_weight_host) and the grouped-columns one share gc = Any.
+    static constexpr bool kGeneral = std::is_same_v<Knobs, BwdWeightHostKnobs>;
+    static constexpr bool kGroupedColumns = std::is_same_v<Knobs, BwdWeightGroupedHostKnobs>;
+
 public:
     static constexpr bool kHasWorkspace = true;
     static constexpr Direction kDir = Direction::BwdWeight;
     static constexpr GroupClass kGroups = gc;
-    static constexpr bool kImageSplits = weight_image_splits(ScheduleKind::Host, gc);
+    static constexpr bool kImageSplits = weight_image_splits(ScheduleKind::Host, gc, &Params::knobs);
     using Base = ConvGeneratorBase<ConvBwdWeightHost<gc, Knobs>>;
     using Base::layout, Base::stride_class, Base::filter_class;
     Knobs knobs;
@@ -49,12 +56,15 @@ public:
     void generate() {
         ConvArgs args = this->bwd_weight_args();
         const auto p = knobs.params();
-        int k_tile = 0;  // the general family's group_tile: a register tile's group from its first k
-        if constexpr (gc == GroupClass::Any) {
+        int k_tile = 0;  // a register tile's group from its first k (the general family's group_tile)
+        if constexpr (kGeneral) {
             k_tile = this->using_autoscheduler() ? 0 : p.group_k_tile();
             args.weight_direct = !this->using_autoscheduler() && p.direct;
             args.weight_skip_pad = !this->using_autoscheduler() && p.skip_pad;
         }
+        // Columns lanes over rows rounded up to whole vectors, x and dy copied per task with their
+        // borders (ConvArgs::weight_copy_planes): the NCHW depthwise every-tap tiles, and the grouped
+        // columns family's (tile_k k of one group: k_tile).
         if constexpr (gc == GroupClass::Depthwise) {
             args.likely_bounds = p.full_taps;  // x read in place, or staged per task
             // NCHW: column lanes over rows rounded up to whole vectors (dy and x staged per task).
@@ -62,18 +72,31 @@ public:
             // NCHW every tap in the tile: x and dy copied per task, their borders written apart.
             args.weight_copy_planes = layout == Layout::NCHW && p.full_taps && !this->using_autoscheduler();
         }
+        if constexpr (kGroupedColumns) {
+            args.weight_round_columns = p.vec;
+            args.weight_copy_planes = true;
+            k_tile = p.tile_k;
+        }
         BwdWeightGraph g = this->build_bwd_weight(args, k_tile);
         this->constrain_workspace_taps_to_filter();
         if (this->autoscheduled()) return;
-        this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_weight_dw_host"
-                               : gc == GroupClass::Narrow  ? "conv_bwd_weight_narrow_host"
-                                                           : "conv_bwd_weight_host");
+        this->require_valid(p, family_name());
         if constexpr (gc == GroupClass::Depthwise)
             schedule_bwd_weight_dw_host(g, p, args, layout, stride_class, filter_class);
         else if constexpr (gc == GroupClass::Narrow)
             schedule_bwd_weight_narrow_host(g, p, args, layout, stride_class, filter_class);
+        else if constexpr (kGroupedColumns)
+            schedule_bwd_weight_grouped_host(g, p, args, filter_class);
         else
             schedule_bwd_weight_host(g, p, args, layout, stride_class, filter_class);
+    }
+
+private:
+    static const char *family_name() {
+        return gc == GroupClass::Depthwise ? "conv_bwd_weight_dw_host"
+               : gc == GroupClass::Narrow  ? "conv_bwd_weight_narrow_host"
+               : kGroupedColumns           ? "conv_bwd_weight_grouped_host"
+                                           : "conv_bwd_weight_host";
     }
 };
 
@@ -88,12 +111,14 @@ using ConvBwdDataHostDw = ConvBwdDataHost<GroupClass::Depthwise>;
 using ConvBwdWeightHostAny = ConvBwdWeightHost<GroupClass::Any, BwdWeightHostKnobs>;
 using ConvBwdWeightHostDw = ConvBwdWeightHost<GroupClass::Depthwise, BwdWeightDwHostKnobs>;
 using ConvBwdWeightHostNarrow = ConvBwdWeightHost<GroupClass::Narrow, BwdWeightNarrowHostKnobs>;
+using ConvBwdWeightHostGrouped = ConvBwdWeightHost<GroupClass::Any, BwdWeightGroupedHostKnobs>;
 }  // namespace convbwd::gen
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataHostAny, conv_bwd_data_host)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataHostDw, conv_bwd_data_dw_host)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHostAny, conv_bwd_weight_host)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHostDw, conv_bwd_weight_dw_host)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHostNarrow, conv_bwd_weight_narrow_host)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightHostGrouped, conv_bwd_weight_grouped_host)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataScatterHost, conv_bwd_data_scatter_host)
 // The autoscheduler baselines (schedules/spaces.h): the same generators, run by convbwd-tune with
 // autoscheduler=Adams2019 and estimates=...

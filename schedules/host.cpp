@@ -676,15 +676,19 @@ void schedule_weight_dw_full_taps(BwdWeightGraph &g, const BwdWeightDwHostParams
     }
 }
 
-// Depthwise NCHW backward-weight, every tap in the register tile (full_taps = 1; valid(): a class
-// filter of R x S taps): vectors along a plane's columns (rows rounded up to whole vectors,
-// ConvArgs::weight_round_columns), a register tile of tile_k channels x every tap summing a task's
-// whole planes in one pass (the row-tap tiles pass over them once per filter row), tile_q output
-// rows a step (unrolled: an x row loaded serves up to R taps of the step). Tasks of several k tiles,
-// x (with its border) and dy (zeros past Q) copied per k tile (ConvArgs::weight_copy_planes).
-void schedule_weight_dw_column_full_taps(BwdWeightGraph &g, const BwdWeightDwHostParams &p, const ConvArgs &a,
-                                         int taps) {
-    const int V = p.vec, TK = p.tile_k;
+// NCHW backward-weight along the columns, every tap in the register tile: the depthwise family's
+// full_taps = 1 and the grouped columns family (valid(): a class filter of R x S taps). Vectors along a
+// plane's columns (rows rounded up to whole vectors, ConvArgs::weight_round_columns), a register
+// tile of TK channels x every tap summing a task's whole planes in one pass (the row-tap tiles pass
+// over them once per filter row), tile_q output rows a step (unrolled: an x row loaded serves up to
+// R taps of the step). x (with its border) and dy (zeros past Q) are copied per task
+// (ConvArgs::weight_copy_planes). Depthwise: tasks of several k tiles, both copied per k tile (a k
+// tile reads its own planes). Grouped (whole_groups): tasks of one group's k tiles, x's planes of the
+// group copied once per task (per k tile they were 1.3x slower: 8-channel groups on 28x28), dy per k
+// tile; the tile's k lie in one group (TK divides k / groups: the group is the tile's first k's, so
+// the TK k's x loads are one).
+void schedule_weight_column_full_taps(BwdWeightGraph &g, const ConvArgs &a, int V, int TK, int tile_q, int taps,
+                                      bool whole_groups) {
     schedule_weight_sum_splits_per_k(g, a);
     g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp);
     g.ws.bound(g.s, 0, taps).bound(g.r, 0, taps);  // the workspace's tap dims (checked on entry)
@@ -693,12 +697,14 @@ void schedule_weight_dw_column_full_taps(BwdWeightGraph &g, const BwdWeightDwHos
     RVar qo("qo"), qi("qi"), yo("yo"), yi("yi");
     g.partial.update().split(g.rr.x, qo, qi, V, TailStrategy::GuardWithIf);
     Func lanes = g.partial.update().rfactor(qi, lane);  // lanes(s, r, cg, k, sp, lane)
-    // Tasks of contiguous channels, at most kDwPlaneTasks a split and 4 * kTaskPixels at least:
-    // each k tile copies its own planes, so a task's size sets the pool's hand-offs and the task's
-    // buffers' allocations (2048 pixels: 144 tasks on a 56 x 56 layer, the pool's mutex and malloc
-    // 15% of the call; 72 tasks of two channels still 1.1x slower than 8 tasks of 18).
+    // Depthwise: tasks of contiguous channels, at most kDwPlaneTasks a split and 4 * kTaskPixels at
+    // least: each k tile copies its own planes, so a task's size sets the pool's hand-offs and the
+    // task's buffers' allocations (2048 pixels: 144 tasks on a 56 x 56 layer, the pool's mutex and
+    // malloc 15% of the call; 72 tasks of two channels still 1.1x slower than 8 tasks of 18).
     Expr tiles = (a.K + TK - 1) / TK;
-    Expr tiles_per_task = max(max(1, 4 * kTaskPixels / max(1, a.P * a.Q * TK)), (tiles + kDwPlaneTasks - 1) / kDwPlaneTasks);
+    Expr tiles_per_task =
+        whole_groups ? max(1, a.K / a.groups / TK)
+                     : max(max(1, 4 * kTaskPixels / max(1, a.P * a.Q * TK)), (tiles + kDwPlaneTasks - 1) / kDwPlaneTasks);
     g.partial.update()
         .split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
         .split(ko, kbo, kbi, tiles_per_task, TailStrategy::GuardWithIf)
@@ -707,12 +713,13 @@ void schedule_weight_dw_column_full_taps(BwdWeightGraph &g, const BwdWeightDwHos
     // The lanes' sums: every tap's chain unrolled side by side (a loop of one tap's 16 dependent adds
     // at a time was a tenth of the call).
     g.partial.update().unroll(qi).unroll(g.s).unroll(g.r);
-    // x and dy copied per k tile with their zero borders (ConvArgs::weight_copy_planes: updates
-    // only), each update's rows in vectors; x's columns from a multiple of V, so that its copied rows
-    // are aligned stores.
+    // x and dy copied per k tile (x per group: whole_groups) with their zero borders
+    // (ConvArgs::weight_copy_planes: updates only), each update's rows in vectors; x's columns from a
+    // multiple of V, so that its copied rows are aligned stores.
     g.x_f.align_bounds(g.x_f.args()[0], V);
     for (Func f : {g.x_f, g.dy_f}) {
-        f.compute_at(g.partial, kbi).hoist_storage(g.partial, kbo);
+        if (whole_groups && f.name() == g.x_f.name()) f.compute_at(g.partial, kbo);
+        else f.compute_at(g.partial, kbi).hoist_storage(g.partial, kbo);
         for (int i = 0; i < f.num_update_definitions(); i++) {
             Stage st = f.update(i);
             st.vectorize(RVar(st.get_schedule().rvars()[0].var), V, TailStrategy::GuardWithIf);
@@ -727,7 +734,7 @@ void schedule_weight_dw_column_full_taps(BwdWeightGraph &g, const BwdWeightDwHos
     for (Stage st : {Stage(lanes), lanes.update()})  // a constant region: registers
         st.split(g.k, ko, ki, TK, TailStrategy::GuardWithIf).vectorize(lane).unroll(ki).unroll(g.s).unroll(g.r);
     lanes.update()
-        .split(g.rr.y, yo, yi, p.tile_q, TailStrategy::GuardWithIf)
+        .split(g.rr.y, yo, yi, tile_q, TailStrategy::GuardWithIf)
         .reorder(lane, ki, g.s, g.r, yi, qo, yo, g.rr.z, ko, g.cg, g.sp)
         .unroll(yi);
 }
@@ -753,6 +760,13 @@ void schedule_bwd_weight_narrow_host(BwdWeightGraph &g, const BwdWeightNarrowHos
     schedule_weight_column_lanes(g, a, V, p.tile_k, p.tile_cg, 0, false);
 }
 
+// Backward-weight, host, NCHW grouped layers along the columns (conv_bwd_weight_grouped_host):
+// schedule_weight_column_full_taps with tasks of whole groups.
+void schedule_bwd_weight_grouped_host(BwdWeightGraph &g, const BwdWeightGroupedHostParams &p, const ConvArgs &a,
+                                      FilterClass fc) {
+    schedule_weight_column_full_taps(g, a, p.vec, p.tile_k, p.tile_q, class_filter_size(fc), true);
+}
+
 // Backward-weight, host, depthwise (c = k = groups; splits of whole images). NCHW: vectors along
 // the columns (schedule_weight_column_lanes; tile_k channels x a class filter's row of taps), x
 // staged per split with its border, dy read in place. NHWC: vectors along k (= c), dense in x and
@@ -765,7 +779,7 @@ void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams 
     const int taps = class_filter_size(fc);  // a class filter's row
     std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
     if (layout == Layout::NCHW && p.full_taps) {
-        schedule_weight_dw_column_full_taps(g, p, a, taps);
+        schedule_weight_column_full_taps(g, a, p.vec, p.tile_k, p.tile_q, taps, false);
         return;
     }
     if (layout == Layout::NCHW) {

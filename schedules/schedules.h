@@ -59,6 +59,8 @@ void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams 
                                  Layout layout, StrideClass sc, FilterClass fc);
 void schedule_bwd_weight_narrow_host(BwdWeightGraph &g, const BwdWeightNarrowHostParams &p, const ConvArgs &a,
                                      Layout layout, StrideClass sc, FilterClass fc);
+void schedule_bwd_weight_grouped_host(BwdWeightGraph &g, const BwdWeightGroupedHostParams &p, const ConvArgs &a,
+                                      FilterClass fc);
 
 void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const ConvArgs &a, Layout layout,
                            StrideClass sc, FilterClass fc, GroupClass gc = GroupClass::Any);

@@ -175,6 +175,17 @@ CONVBWD_DEFINE_PARAMS(BwdWeightDwHostParams, CONVBWD_BWD_WEIGHT_DW_HOST_KNOBS)
     X(max_splits, 16, Launch, "", "partial sums over the images (a divisor of N, at most this)", 1, 2, 4, 8, 16, 32, 64)
 CONVBWD_DEFINE_PARAMS(BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_KNOBS)
 
+// ---- Backward-weight, host CPU, grouped along the columns (conv_bwd_weight_grouped_host): NCHW
+// grouped layers, vectors along a plane's columns (rows rounded up to whole vectors), a register tile
+// of tile_k channels of one group x every tap of a class filter, per input channel of the group;
+// tasks of whole groups, x's planes of a group copied once per task. Splits of whole images.
+#define CONVBWD_BWD_WEIGHT_GROUPED_HOST_KNOBS(X)                                                         \
+    X(tile_k, 2, Compile, "k!", "output channels of one group per register tile (x every tap of the filter)", 1, 2, 3, 4) \
+    X(vec, 16, Compile, "v", "f32 SIMD lanes along the columns", 8, 16)                                    \
+    X(tile_q, 1, Compile, "q", "output rows a step (unrolled: an x row loaded serves up to R taps)", 1, 2, 4) \
+    X(max_splits, 16, Launch, "", "partial sums over the images (a divisor of N, at most this)", 1, 2, 4, 8, 16, 32, 64)
+CONVBWD_DEFINE_PARAMS(BwdWeightGroupedHostParams, CONVBWD_BWD_WEIGHT_GROUPED_HOST_KNOBS)
+
 // ---- Backward-data, GPU (CUDA, OpenCL, AMDGPU; conv_bwd_data_gpu, conv_bwd_data_scatter_gpu) ----
 // Blocks are threads_c x threads_x threads, multiples of 64 (two NVIDIA warps, one AMD wave).
 #define CONVBWD_BWD_DATA_GPU_KNOBS(X)                                                                        \
@@ -449,6 +460,12 @@ inline int BwdWeightHostParams::group_exact() const { return 0; }
 // channel_lanes(): the lanes of a vector along the channels (backward-weight's k_lanes share the rest).
 inline int BwdWeightHostParams::channel_lanes() const { return vec / std::max(1, k_lanes); }
 inline int BwdDataStagedGpuParams::group_exact() const { return 0; }
+// The grouped columns family: a register tile's k lie in one group (its group from the tile's first k).
+inline int BwdWeightGroupedHostParams::group_channel_tile() const { return 1; }
+inline int BwdWeightGroupedHostParams::group_channels_min() const { return 1; }
+inline int BwdWeightGroupedHostParams::group_k_tile() const { return tile_k; }
+inline int BwdWeightGroupedHostParams::group_exact() const { return 0; }
+inline int BwdWeightGroupedHostParams::packed_tile() const { return 0; }
 
 // Backward-weight on GPUs: the taps a thread holds (tile_s needs fuse_taps), and whether a
 // problem takes the first-layer tile. One definition for the schedule (Halide Exprs) and the
@@ -512,11 +529,12 @@ inline int64_t gpu_weight_splits_for_blocks(const BwdWeightGpuParams &g, GroupCl
 enum class ScheduleKind { Host, Gpu };
 inline ScheduleKind schedule_kind(Device d) { return d == Device::Host ? ScheduleKind::Host : ScheduleKind::Gpu; }
 
-// Whether a backward-weight family reduces over splits of whole images (algorithms.h) rather
-// than of rows: the host's narrow and depthwise families, which stage x and dy per split. The
-// generators build the algorithm with it; the dispatcher keeps their split count a divisor of N.
-constexpr bool weight_image_splits(ScheduleKind kind, GroupClass gc) {
-    return kind == ScheduleKind::Host && gc != GroupClass::Any;
+// Whether a backward-weight family (its kind, group class and knob table) reduces over splits of
+// whole images (algorithms.h) rather than of rows: the host's narrow, depthwise and grouped-columns
+// families, which stage x and dy per split or task. The generators build the algorithm with it; the
+// dispatcher keeps their split count a divisor of N.
+constexpr bool weight_image_splits(ScheduleKind kind, GroupClass gc, const std::vector<Knob> &(*knobs)()) {
+    return kind == ScheduleKind::Host && (gc != GroupClass::Any || knobs == &BwdWeightGroupedHostParams::knobs);
 }
 
 // A kernel's conditions on a grouped problem's c / groups, from its params' group_channel_tile()
@@ -551,6 +569,8 @@ struct Family {
     GroupChannels (*group_channels)(const KnobValues &) = nullptr;
 };
 
+inline bool weight_image_splits(const Family &f) { return weight_image_splits(f.kind, f.groups, f.knobs); }
+
 // An autoscheduler baseline's kernel name: the name its record derives, followed by the group
 // class for a depthwise or narrow class (convbwd-tune builds one module per class, each with its
 // class's estimates; the module loader accepts these names).
@@ -575,6 +595,11 @@ inline const std::vector<Family> &families() {
         {"conv_bwd_weight_narrow_host", Direction::BwdWeight, ScheduleKind::Host, GroupClass::Narrow, "nr",
          &BwdWeightNarrowHostParams::knobs,
          "narrow backward-weight (c / groups < 8: first layers, small groups): vectors along the columns"},
+        {"conv_bwd_weight_grouped_host", Direction::BwdWeight, ScheduleKind::Host, GroupClass::Any, "gr",
+         &BwdWeightGroupedHostParams::knobs,
+         "NCHW grouped backward-weight: vectors along the columns, a tile of one group's k x every filter tap, "
+         "tasks of whole groups",
+         nullptr, &group_channels_of<BwdWeightGroupedHostParams>},
         {"conv_bwd_data_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "", &BwdDataGpuParams::knobs,
          "backward-data by stride phases, a register tile per thread"},
         {"conv_bwd_data_staged_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "st",
@@ -854,6 +879,12 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             if (!(e = need(p.group_lanes < p.vec && p.vec % p.group_lanes == 0,
                            "group_lanes < vec, a divisor of it (a vector holds whole groups)")).empty()) return e;
         }
+    } else if (f.knobs == &BwdWeightGroupedHostParams::knobs) {
+        const auto p = to_params<BwdWeightGroupedHostParams>(vals);
+        const int taps = class_filter_size(c.filter);
+        if (!(e = need(c.layout == Layout::NCHW, "layout nchw (vectors along a plane's columns)")).empty()) return e;
+        if (!(e = need(taps > 0, "a class filter (k1, k3, k5: every tap in the register tile, unrolled)")).empty()) return e;
+        if (!(e = need(p.tile_k * taps * taps <= budget(p.vec), acc_rule("tile_k * R * S", p.vec))).empty()) return e;
     } else if (f.kind == ScheduleKind::Host && f.groups == GroupClass::Narrow) {
         const auto p = to_params<BwdWeightNarrowHostParams>(vals);
         if (!(e = need(p.tile_k * p.tile_cg <= budget(p.vec), acc_rule("tile_k * tile_cg", p.vec))).empty()) return e;

@@ -330,6 +330,43 @@ TEST_CASE("grouped backward-weight of 16 and 32 channels a group: direct kernels
     }
 }
 
+// NCHW grouped backward-weight along the columns (conv_bwd_weight_grouped_host): the default for grouped
+// layers whose rows fill 1.5 column vectors or more (ResNeXt's 28- and 56-column layers), not for
+// short rows (its 14-column ones) or one group; named, it refuses k / groups that its k tile does not
+// divide, naming the field, and matches the reference on a grouped layer of long rows.
+TEST_CASE("NCHW grouped backward-weight along the columns: grouped layers of long rows") {
+    const std::string s1 = "bwdw_f32_nchw_s1_k3_host_grk2", s2 = "bwdw_f32_nchw_s2_k3_host_grk2";
+    if (host_f32_lanes() < 16 || !has_kernel(s1) || !has_kernel(s2)) return;
+    auto layer = [](int c, int g, int hw, int stride) {
+        return with_derived_output(ConvProblem{.N = 1, .C = c, .H = hw, .W = hw, .K = c, .R = 3, .S = 3, .G = g,
+                                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                                               .stride_h = stride, .stride_w = stride, .layout = Layout::NCHW});
+    };
+    CHECK(chosen(layer(256, 32, 28, 1), CONVBWD_BWD_WEIGHT) == s1);  // 8 a group
+    CHECK(chosen(layer(128, 32, 56, 1), CONVBWD_BWD_WEIGHT) == s1);  // 4 a group
+    CHECK(chosen(layer(256, 32, 56, 2), CONVBWD_BWD_WEIGHT) == s2);  // 28 output columns
+    CHECK(chosen(layer(512, 32, 14, 1), CONVBWD_BWD_WEIGHT) != s1);  // 14 columns: under 1.5 vectors
+    CHECK(chosen(layer(256, 1, 28, 1), CONVBWD_BWD_WEIGHT) != s1);   // one group
+    convbwd_kernel_desc d{};
+    for (int i = 0; i < convbwd_kernel_count(); i++)
+        if (convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS && s1 == d.name) break;
+    CHECK(select_named(d, CONVBWD_BWD_WEIGHT, layer(256, 1, 28, 1)) == CONVBWD_SUCCESS);  // named: one group too
+    ConvProblem odd = layer(36, 4, 28, 1);  // 9 k a group: the tile of 2 k would straddle two groups
+    CHECK(select_named(d, CONVBWD_BWD_WEIGHT, odd) == CONVBWD_NO_KERNEL);
+    CHECK(std::string(convbwd_last_error()).find("k / groups = 9 is not a multiple of the kernel's k tile (2)") !=
+          std::string::npos);
+    std::mt19937 rng(11);
+    ConvProblem p = layer(32, 4, 28, 1);
+    p.N = 2;
+    p = with_derived_output(p);
+    for (float beta : {0.0f, -2.0f}) {
+        RunResult r = run_against_reference(p, Direction::BwdWeight, s1.c_str(), rng, 1.0f, beta, Device::Host);
+        REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
+        CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
+        CHECK(r.verify.unwritten == 0);
+    }
+}
+
 // Backward-weight skipping x's padding (skip_pad): taken where 15% of the terms or more read padding
 // (DeepLab's ASPP at rate 12 on 32x32: 44%), never where fewer do (Inception's 7x1 on 17x17: 10%).
 TEST_CASE("backward-weight skipping x's padding: dilated layers whose taps reach into it") {
@@ -398,9 +435,12 @@ TEST_CASE("grouped backward-weight: vectors of channels x k for groups of one ch
                                                    .stride_h = stride, .stride_w = stride, .layout = L});
         };
         if (host_f32_lanes() >= 16) {
-            CHECK(chosen(layer(256, 32, 28, 1), CONVBWD_BWD_WEIGHT) == l2);
-            CHECK(chosen(layer(256, 32, 56, 2), CONVBWD_BWD_WEIGHT) == l2s2);
-            CHECK(chosen(layer(128, 32, 56, 1), CONVBWD_BWD_WEIGHT) == l4);
+            // NCHW rows of 24 columns or more go to the grouped columns kernels (test below): there,
+            // ResNeXt's widths at half its planes.
+            const int hw = L == Layout::NCHW ? 14 : 28;
+            CHECK(chosen(layer(256, 32, hw, 1), CONVBWD_BWD_WEIGHT) == l2);
+            CHECK(chosen(layer(256, 32, 2 * hw, 2), CONVBWD_BWD_WEIGHT) == l2s2);
+            CHECK(chosen(layer(128, 32, L == Layout::NCHW ? 14 : 56, 1), CONVBWD_BWD_WEIGHT) == l4);
         }
         CHECK(chosen(layer(512, 32, 14, 1), CONVBWD_BWD_WEIGHT) != l2);  // 16 a group
         CHECK(chosen(layer(8, 1, 28, 1), CONVBWD_BWD_WEIGHT) != l2);     // one group

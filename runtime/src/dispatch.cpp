@@ -244,6 +244,20 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     if (const int lanes = host_f32_lanes(); vec > lanes)
         return "vec: the kernel's f32 vectors of " + std::to_string(vec) + " lanes are wider than this host's (" +
                host_isa() + ": " + std::to_string(lanes) + " lanes); a default for narrower vectors follows";
+    // (4) Grouped NCHW backward-weight along the columns (conv_bwd_weight_grouped_host): grouped layers
+    // whose output rows fill 1.5 of its column vectors or more. ResNeXt-50's 28-56-column layers (4 and 8
+    // channels a group, stride 1 and 2) ran 1.5-2.7x the kernels that follow; its 14- and 7-column ones
+    // (16 and 32 channels a group: one vector a row, or half of one) 0.2-0.6x (docs/PERFORMANCE.md,
+    // "Host: NCHW grouped backward-weight along the columns").
+    if (kv.family->knobs == &BwdWeightGroupedHostParams::knobs) {
+        if (p.G == 1)
+            return std::string("groups: 1; the grouped columns kernel's tasks are groups (one task); the kernels of "
+                               "ungrouped layers follow");
+        if (2 * p.Q < 3 * vec)
+            return "columns: q = " + std::to_string(p.Q) + " fills under 1.5 of the kernel's " + std::to_string(vec) +
+                   "-column vectors a row; the kernels of channel vectors follow";
+        return {};
+    }
     // Depthwise kernels tile c (= groups) in masked tiles of 16-lane vectors: the channel counts of
     // MobileNet-v2 and EfficientNet-b0 are multiples of 16 (docs/PERFORMANCE.md, "Host on a Zen 5 VM").
     if (kv.family->groups == GroupClass::Depthwise) return {};

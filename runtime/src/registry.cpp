@@ -236,7 +236,7 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
     // Splits of whole images (spaces.h): a divisor of N, the largest at most `splits`; where
     // that falls below the accuracy floor (N = 4 * 1831 has no divisor between 4 and 1831), the
     // smallest one at or above it that the workspace allows.
-    if (weight_image_splits(s.knobs.family->kind, s.knobs.family->groups)) {
+    if (weight_image_splits(*s.knobs.family)) {
         const int64_t cap = splits;
         while (p.N % splits != 0) splits--;
         if (splits < need) {
