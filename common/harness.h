@@ -60,7 +60,8 @@ struct PeerResult {
     int verified = -1;  // -1: not checked (refused, or nothing to check against); 0: failed; 1: passed
     std::string note;   // "verified (bwd_data_algo_1 fma)", "cudnn refused: ...", "3 mismatches, first ..."
     double time_ms = NAN;
-    // From the caller's layout (Peer::layout_ms: oneDNN with its reorders); NaN where time_ms is that.
+    // From the caller's layout (Peer::layout_ms: oneDNN with the reorders its formats need); NaN for
+    // a peer without formats of its own.
     double layout_time_ms = NAN;
 };
 
@@ -99,8 +100,9 @@ public:
     // The time of the last run as the peer measures it itself (oneDNN: the primitive alone);
     // NaN when the harness times the call.
     virtual double own_ms() const { return NAN; }
-    // The time of the last run from the caller's layout where the peer computes in formats of its
-    // own (oneDNN's blocked formats: with the reorders in and out); NaN where that is own_ms().
+    // The time of the last run from the caller's layout (oneDNN: the primitive with the reorders in
+    // and out that its formats need, the primitive alone where it needs none); NaN for a peer that
+    // has no formats of its own.
     virtual double layout_ms() const { return NAN; }
     // What the peer chose ("bwd_data_algo_1 fma", the scatter kernel's name); may be empty.
     virtual std::string detail() const { return ""; }

@@ -487,8 +487,16 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     k_lane_vectors(u);
     // k_lanes > 1 with a class filter: a row's S taps in the tile too (rowsum per filter row r, the
     // taps unrolled inside the columns), so each shuffled vector of dy's k serves S FMAs.
-    const bool taps_in_tile = KL > 1 && class_filter > 0;
-    if (taps_in_tile)
+    // full_taps: every filter row's too (rowsum per k tile, R x S taps unrolled inside the columns).
+    const bool taps_in_tile = KL > 1 && class_filter > 0, all_taps = taps_in_tile && p.full_taps;
+    if (all_taps)
+        rowsum.compute_at(g.partial, ko)
+            .reorder_storage(g.cg, g.k, g.s, g.r)
+            .bound_storage(g.cg, TC)
+            .bound_storage(g.k, TK)
+            .bound_storage(g.s, class_filter)
+            .bound_storage(g.r, class_filter);
+    else if (taps_in_tile)
         rowsum.compute_at(g.partial, g.r)
             .reorder_storage(g.cg, g.k, g.s)
             .bound_storage(g.cg, TC)
@@ -502,10 +510,12 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
             .unroll(cvo);
     }
     Stage ru = rowsum.update();
-    if (taps_in_tile) ru.reorder(cvi, cvo, ki, g.s, g.rr.x, rbi, cgo, ko, g.r, g.sp, row).unroll(g.s);
+    if (all_taps) ru.reorder(cvi, cvo, ki, g.s, g.r, g.rr.x, rbi, cgo, ko, g.sp, row).unroll(g.s).unroll(g.r);
+    else if (taps_in_tile) ru.reorder(cvi, cvo, ki, g.s, g.rr.x, rbi, cgo, ko, g.r, g.sp, row).unroll(g.s);
     else if (TK > 1) ru.reorder(cvi, cvo, ki, g.rr.x, rbi, cgo, ko, g.s, g.r, g.sp, row);
     else ru.reorder(cvi, cvo, g.rr.x, rbi, cgo, ko, g.s, g.r, g.sp, row);
     if (taps_in_tile) Stage(rowsum).unroll(g.s);
+    if (all_taps) Stage(rowsum).unroll(g.r);
     k_lane_vectors(Stage(rowsum));
     k_lane_vectors(ru);
     // The filter rows of x one output row reads, staged per row with their zero border and

@@ -133,6 +133,10 @@ CONVBWD_DEFINE_PARAMS(BwdDataHostParams, CONVBWD_BWD_DATA_HOST_KNOBS)
       "columns trimmed per tap, a row whose x is padding skipped: dilated layers whose taps reach into " \
       "the padding, DeepLab's ASPP); 0: every pixel, x's zero border multiplied",                         \
       0, 1)                                                                                              \
+    X(full_taps, 0, Compile, "f",                                                                         \
+      "k_lanes > 1 with a class filter: 1 = every tap of the filter in the register tile (each shuffled "  \
+      "vector of dy's k serves R x S FMAs); 0 = a filter row's taps",                                     \
+      0, 1)                                                                                              \
     X(max_splits, 16, Launch, "",                                                                       \
       "partial sums over the N*P rows (the reduction split; min(this, rows), so results never depend "  \
       "on the machine)",                                                                                \
@@ -905,10 +909,14 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(c.layout == Layout::NHWC || !p.x_in_place, "x_in_place = 1: layout nhwc")).empty()) return e;
     } else if (f.kind == ScheduleKind::Host) {
         const auto p = to_params<BwdWeightHostParams>(vals);
-        // k_lanes > 1 with a class filter: the row's S taps are in the tile too.
-        const int taps = p.k_lanes > 1 ? std::max(1, class_filter_size(c.filter)) : 1;
+        // k_lanes > 1 with a class filter: the row's S taps are in the tile too (full_taps: all R x S).
+        const int row_taps = p.k_lanes > 1 ? std::max(1, class_filter_size(c.filter)) : 1;
+        const int taps = p.full_taps ? row_taps * row_taps : row_taps;
         if (!(e = need(p.tile_c * p.tile_k / std::max(1, p.k_lanes) * taps <= budget(p.vec),
-                       acc_rule("tile_c * tile_k / k_lanes (x S with k_lanes > 1)", p.vec))).empty())
+                       acc_rule("tile_c * tile_k / k_lanes (x S with k_lanes > 1, x R x S with full_taps)", p.vec))).empty())
+            return e;
+        if (!(e = need(!p.full_taps || (p.k_lanes > 1 && class_filter_size(c.filter) > 0),
+                       "full_taps = 1 needs k_lanes > 1 and a class filter (k1, k3, k5)")).empty())
             return e;
         if (!(e = need(!p.skip_pad || p.k_lanes == 1, "skip_pad = 1 needs k_lanes = 1 (taps in the tile share its columns)")).empty())
             return e;
