@@ -246,8 +246,8 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
                host_isa() + ": " + std::to_string(lanes) + " lanes); a default for narrower vectors follows";
     // (4) Grouped NCHW backward-weight along the columns (conv_bwd_weight_grouped_host): grouped layers
     // whose output rows fill 1.5 of its column vectors or more. ResNeXt-50's 28-56-column layers (4 and 8
-    // channels a group, stride 1 and 2) ran 1.5-2.7x the kernels that follow; its 14- and 7-column ones
-    // (16 and 32 channels a group: one vector a row, or half of one) 0.2-0.6x (docs/PERFORMANCE.md,
+    // channels a group, stride 1 and 2) ran 1.5-3.4x the kernels that follow; its 14- and 7-column ones
+    // (16 and 32 channels a group: one vector a row, or half of one) 0.1-0.6x (docs/PERFORMANCE.md,
     // "Host: NCHW grouped backward-weight along the columns").
     if (kv.family->knobs == &BwdWeightGroupedHostParams::knobs) {
         if (p.G == 1)
