@@ -727,8 +727,8 @@ void schedule_weight_column_full_taps(BwdWeightGraph &g, const ConvArgs &a, int 
     // (ConvArgs::weight_copy_planes: updates only), each update's rows in vectors; x's columns from a
     // multiple of V, so that its copied rows are aligned stores.
     g.x_f.align_bounds(g.x_f.args()[0], V);
-    for (Func f : {g.x_f, g.dy_f}) {
-        if (whole_groups && f.name() == g.x_f.name()) f.compute_at(g.partial, kbo);
+    for (auto [f, per_task] : {std::pair{g.x_f, whole_groups}, std::pair{g.dy_f, false}}) {
+        if (per_task) f.compute_at(g.partial, kbo);
         else f.compute_at(g.partial, kbi).hoist_storage(g.partial, kbo);
         for (int i = 0; i < f.num_update_definitions(); i++) {
             Stage st = f.update(i);

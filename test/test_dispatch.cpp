@@ -347,12 +347,9 @@ TEST_CASE("NCHW grouped backward-weight along the columns: grouped layers of lon
     CHECK(chosen(layer(256, 32, 56, 2), CONVBWD_BWD_WEIGHT) == s2);  // 28 output columns
     CHECK(chosen(layer(512, 32, 14, 1), CONVBWD_BWD_WEIGHT) != s1);  // 14 columns: under 1.5 vectors
     CHECK(chosen(layer(256, 1, 28, 1), CONVBWD_BWD_WEIGHT) != s1);   // one group
-    convbwd_kernel_desc d{};
-    for (int i = 0; i < convbwd_kernel_count(); i++)
-        if (convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS && s1 == d.name) break;
-    CHECK(select_named(d, CONVBWD_BWD_WEIGHT, layer(256, 1, 28, 1)) == CONVBWD_SUCCESS);  // named: one group too
+    CHECK(select_named(s1, CONVBWD_BWD_WEIGHT, layer(256, 1, 28, 1)) == CONVBWD_SUCCESS);  // named: one group too
     ConvProblem odd = layer(36, 4, 28, 1);  // 9 k a group: the tile of 2 k would straddle two groups
-    CHECK(select_named(d, CONVBWD_BWD_WEIGHT, odd) == CONVBWD_NO_KERNEL);
+    CHECK(select_named(s1, CONVBWD_BWD_WEIGHT, odd) == CONVBWD_NO_KERNEL);
     CHECK(std::string(convbwd_last_error()).find("k / groups = 9 is not a multiple of the kernel's k tile (2)") !=
           std::string::npos);
     std::mt19937 rng(11);
