@@ -15,6 +15,12 @@ constexpr int kDwPlaneTasks = 8;
 // Tasks a grouped layer's direct backward-weight kernel with group_tile has per channel tile, at most
 // (blocks of whole groups; x staged per task).
 constexpr int kDirectGroupTasks = 16;
+// Tasks (blocks of k tiles) of the direct backward-weight kernel on an ungrouped layer of one channel
+// tile, at most: with tasks of channel tiles alone such a layer ran on one thread (GoogLeNet's 5x5
+// layers of 16-32 channels: 1.2-1.75x on 2 cores). Each block stages the tile's x itself; with two or
+// three channel tiles, blocks of k measured 0.6-0.9x there (x staged per block: a 1x1 layer of 32
+// channels at 112 x 112 and k 16, a 3x3 one of 64 at 56 x 56; docs/PERFORMANCE.md).
+constexpr int kDirectKBlocks = 8;
 // Buffers computed inside a task (per row, tile or k tile) have their storage hoisted to the task
 // (hoist_storage: one allocation of the largest iteration's size): of a dynamic size they are heap
 // allocations, and a malloc and free per row put glibc's free (its arena lock) at 13% of a grouped
@@ -360,34 +366,45 @@ namespace {
 
 // direct = 1 (ConvArgs::weight_direct: one split, dw read from partial, the workspace empty): dw in
 // register tiles of tile_c channel vectors x tile_k k at each filter tap, each summing every pixel
-// of the problem and blended into dw where it is computed; tasks of channel tiles (a block of
-// several tiles a task, the k tiles outside them, put a guard in every tile's inner loop: 0.4x). No workspace
+// of the problem and blended into dw where it is computed; tasks of channel tiles (a block of several
+// tiles a task, the k tiles outside them, put a guard in every tile's inner loop: 0.4x), of blocks of k
+// tiles where an ungrouped layer has one channel tile (kDirectKBlocks). No workspace
 // copy and no second pass over K x C x R x S: on 7x7 1x1 layers (49 pixels against ~150k filter
 // elements) the split kernel's copy and sum were half of a call.
 void schedule_weight_direct(BwdWeightGraph &g, const BwdWeightHostParams &p, const ConvArgs &a) {
     const int V = p.vec, TC = p.vec * p.tile_c, TK = p.tile_k;
-    Var co("co"), ci("ci"), cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki"), kt("kt"), kb("kb");
+    Var co("co"), ci("ci"), cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki"), kt("kt"), kr("kr"), kb("kb");
     // Tasks of channel tiles, and with group_tile of blocks of whole groups' k tiles too: a grouped
     // layer's c / groups is one or two channel tiles, and tasks of channel tiles alone were one or
     // two tasks (ResNeXt's 16- and 32-channel groups: one thread, and x staged for every group at
     // once). Each task stages the x it reads (its channel tile of its groups). TK divides k / groups
     // (the dispatcher's condition for group_tile).
-    Expr tiles_per_task = select(a.groups == 1, (a.K + TK - 1) / TK,
-                                 max(1, a.K / a.groups / TK) * max(1, a.groups / kDirectGroupTasks));
-    // kin: the loop of k tiles in a task (all of them without group_tile).
-    const Var kin = p.group_tile ? kb : ko;
+    Expr k_tiles = (a.K + TK - 1) / TK;
+    Expr tiles_per_task = select(a.groups == 1, k_tiles, max(1, a.K / a.groups / TK) * max(1, a.groups / kDirectGroupTasks));
+    // One group of one channel tile (specialised): tasks of blocks of k tiles (kDirectKBlocks).
+    Expr k_block = TK * ((k_tiles + kDirectKBlocks - 1) / kDirectKBlocks);
     g.out.compute_root();
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
-        s.split(g.cg, co, ci, TC, TailStrategy::GuardWithIf)
-            .split(ci, cvo, cvi, V, TailStrategy::GuardWithIf)
-            .split(g.k, ko, ki, TK, TailStrategy::GuardWithIf);
-        if (p.group_tile)  // nested parallel loops (fused, co = t % tiles hid the tile's constant extent)
-            s.split(ko, kt, kb, tiles_per_task, TailStrategy::GuardWithIf)
+        s.split(g.cg, co, ci, TC, TailStrategy::GuardWithIf).split(ci, cvo, cvi, V, TailStrategy::GuardWithIf);
+        // The register tile's loop is kb in every branch (dw and partial are computed there).
+        auto tile_loops = [&](Stage st) { st.vectorize(cvi).unroll(cvo).unroll(ki); };
+        if (p.group_tile) {  // nested parallel loops (fused, co = t % tiles hid the tile's constant extent)
+            s.split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
+                .split(ko, kt, kb, tiles_per_task, TailStrategy::GuardWithIf)
                 .reorder(cvi, cvo, ki, kb, g.s, g.r, co, kt)
-                .parallel(kt);
-        else
-            s.reorder(cvi, cvo, ki, ko, g.s, g.r, co);
-        s.vectorize(cvi).unroll(cvo).unroll(ki).parallel(co);
+                .parallel(kt)
+                .parallel(co);
+            tile_loops(s);
+            return;
+        }
+        Stage one = s.specialize(a.groups == 1 && a.C <= TC);
+        one.split(g.k, kt, kr, k_block, TailStrategy::GuardWithIf)
+            .split(kr, kb, ki, TK, TailStrategy::GuardWithIf)
+            .reorder(cvi, cvo, ki, kb, g.s, g.r, co, kt)
+            .parallel(kt);
+        tile_loops(one);
+        s.split(g.k, kb, ki, TK, TailStrategy::GuardWithIf).reorder(cvi, cvo, ki, kb, g.s, g.r, co).parallel(co);
+        tile_loops(s);
     });
     // The tile's sums (dw, and partial's one split) at out's tile: constant regions, so registers.
     auto tile = [&](Stage st) -> Stage {
@@ -397,10 +414,10 @@ void schedule_weight_direct(BwdWeightGraph &g, const BwdWeightHostParams &p, con
             .unroll(cvo)
             .unroll(ki);
     };
-    g.dw.compute_at(g.out, kin).bound_storage(g.cg, TC).bound_storage(g.k, TK);
+    g.dw.compute_at(g.out, kb).bound_storage(g.cg, TC).bound_storage(g.k, TK);
     tile(Stage(g.dw));
     tile(g.dw.update());
-    g.partial.compute_at(g.out, kin).bound_storage(g.cg, TC).bound_storage(g.k, TK);
+    g.partial.compute_at(g.out, kb).bound_storage(g.cg, TC).bound_storage(g.k, TK);
     tile(Stage(g.partial));
     tile(g.partial.update()).reorder(cvi, cvo, ki, g.rr.x, g.rr.y, ko, g.s, g.r, g.sp);
     g.partial.update().specialize(a.groups == 1);  // one x vector load serves the tile's k
