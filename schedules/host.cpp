@@ -144,22 +144,25 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
     // dy staged once for the call (not per task: NCHW's transposing copy, repeated for every
     // channel tile, and a runtime dilation's rows, which no sliding window reuses, cost DeepLab's
     // NCHW layers 0.27 -> 0.06 of oneDNN), channels innermost with its zero border.
-    // Grouped: a group's channels of each pixel together, its pixels dense (dy_g).
+    // Grouped: a group's channels of each pixel together, its pixels dense (dy_g); with group_lanes
+    // per task (its channel tile's whole groups over its rows and their border).
     Var pn("pn");
     const int gl = a.data_group_lanes;
     if (gl) {
         // Whole groups side by side (gs, kin, q, p, gt, n): the tile's groups' k of a pixel as one
         // vector of its w_tile values, gs innermost (NHWC: a dense load of dy and a transposing
-        // shuffle; the sizes are compile-time).
+        // shuffle; the sizes are compile-time). Staged per task (its channel tile's groups, its rows
+        // and their border), each row's columns stored along the buffer: staged once for the call
+        // before the tasks, a pass over dy a pixel's 64 bytes at a time, it was 0.4 of ResNeXt's
+        // 8-channel 28x28 layer; per task 1.1-1.8x over ResNeXt-50's 4- and 8-channel layers
+        // (docs/PERFORMANCE.md, "Host: direct backward-weight by blocks of k; grouped backward-data ...").
         std::vector<Var> dv = g.dy_g.args();
-        g.dy_g.compute_root()
+        g.dy_g.compute_at(g.out, tn)
             .bound(dv[0], 0, g.w_tile / gl)
             .bound(dv[1], 0, gl)
-            .reorder(dv[0], dv[1], dv[4], dv[2], dv[3], dv[5])
+            .reorder(dv[0], dv[1], dv[2], dv[4], dv[3], dv[5])
             .vectorize(dv[0])
-            .vectorize(dv[1])
-            .fuse(dv[3], dv[5], pn)
-            .parallel(pn);
+            .vectorize(dv[1]);
     } else {
         std::vector<Var> dv = g.dy_g.args();  // (kin, q, p, grp, n)
         g.dy_g.compute_root()

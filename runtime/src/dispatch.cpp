@@ -307,15 +307,6 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     // channels a group: 1.2-1.3x and 1.1-6x the kernels that follow; docs/PERFORMANCE.md, "Host grouped
     // layers: vectors of whole groups, vectors of channels x k").
     if (k.dir == Direction::BwdWeight && kv.get("k_lanes") > 1) {
-        // (5) Every filter tap in the tile (full_taps): R x S x tile_k / k_lanes accumulators summed per
-        // row, so rows of under kFullTapsMinColumns output columns pay the tile's flush every few FMAs
-        // (forced against the row-tap tiles that follow: ResNeXt-50's NHWC 28- and 56-column layers
-        // 1.08-1.32x, a 14-column one 0.69x; docs/PERFORMANCE.md, "Host: NCHW grouped backward-weight
-        // along the columns" and "Host: direct backward-weight by blocks of k").
-        constexpr int kFullTapsMinColumns = 24;
-        if (kv.get("full_taps") == 1 && p.Q < kFullTapsMinColumns)
-            return "columns: q = " + std::to_string(p.Q) + " is under " + std::to_string(kFullTapsMinColumns) +
-                   ": every filter tap's accumulators summed per row of few columns; the row-tap tiles follow";
         if (p.G > 1 && cg == tile) return {};
         return "channels: c / groups = " + std::to_string(cg) + " is not the kernel's " + std::to_string(tile) +
                "-channel tile of a grouped layer (vectors of channels x k_lanes k); a default for other tiles follows";
