@@ -154,7 +154,7 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
         // shuffle; the sizes are compile-time). Staged per task (its channel tile's groups, its rows
         // and their border), each row's columns stored along the buffer: staged once for the call
         // before the tasks, a pass over dy a pixel's 64 bytes at a time, it was 0.4 of ResNeXt's
-        // 8-channel 28x28 layer; per task 1.1-1.8x over ResNeXt-50's 4- and 8-channel layers
+        // 8-channel 28x28 layer; per task 1.0-1.9x over ResNeXt-50's 4- and 8-channel layers
         // (docs/PERFORMANCE.md, "Host: direct backward-weight by blocks of k; grouped backward-data ...").
         std::vector<Var> dv = g.dy_g.args();
         g.dy_g.compute_at(g.out, tn)
