@@ -17,9 +17,9 @@ constexpr int kDwPlaneTasks = 8;
 constexpr int kDirectGroupTasks = 16;
 // Tasks (blocks of k tiles) of the direct backward-weight kernel on an ungrouped layer of one channel
 // tile, at most: with tasks of channel tiles alone such a layer ran on one thread (GoogLeNet's 5x5
-// layers of 16-32 channels: 1.2-1.75x on 2 cores). Each block stages the tile's x itself; with two or
-// three channel tiles, blocks of k measured 0.6-0.9x there (x staged per block: a 1x1 layer of 32
-// channels at 112 x 112 and k 16, a 3x3 one of 64 at 56 x 56; docs/PERFORMANCE.md).
+// layers of 16-32 channels: 1.2-1.8x on 2 cores). Each block stages the tile's x itself; with two
+// channel tiles, blocks of k measured 0.85-0.9x there (a 3x3 layer of 64 channels at 56 x 56, 8 tasks
+// for 2 before; docs/PERFORMANCE.md).
 constexpr int kDirectKBlocks = 8;
 // Buffers computed inside a task (per row, tile or k tile) have their storage hoisted to the task
 // (hoist_storage: one allocation of the largest iteration's size): of a dynamic size they are heap
