@@ -609,6 +609,51 @@ TEST_CASE("fragment kernels loading dy's channels as vectors refuse k, strides a
     MESSAGE(checked, " fragment kernels with vec=4 checked");
 }
 
+// Rule G1 (runtime/src/dispatch.cpp): where the stride-1 fragment defaults of a dtype and filter class
+// (k3, any) hold a 32-pixel block (tile_m = 2) and a 16-pixel one after it, a 3x3 (1x3) layer's plane of 14
+// or 7 columns goes to the 16-pixel kernel, 28 columns to the 32-pixel one, and the 32-pixel kernel
+// named by the caller still takes 14. Runs where those cuda kernels are built (selection needs no GPU).
+TEST_CASE("fragment backward-data defaults: planes of at most half a block's columns go to narrower blocks") {
+    int checked = 0;
+    for (const char *fc : {"k3", "any"})
+    for (convbwd_dtype dt : {CONVBWD_BF16, CONVBWD_F16}) {
+        std::string wide, narrow;
+        for (int i = 0; i < convbwd_kernel_count(); i++) {
+            convbwd_kernel_desc d;
+            REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+            if (d.direction != CONVBWD_BWD_DATA || d.target != CONVBWD_TARGET_CUDA || d.dtype != dt ||
+                std::string(d.family) != "conv_bwd_data_mma_gpu" || std::string(d.stride_class) != "s1" ||
+                std::string(d.filter_class) != fc || std::string(d.role) != "default" || !std::strstr(d.schedule, " vec=4"))
+                continue;
+            if (std::strstr(d.schedule, "tile_m=2") && wide.empty()) wide = d.name;
+            if (std::strstr(d.schedule, "tile_m=1") && !wide.empty() && narrow.empty()) narrow = d.name;
+        }
+        if (wide.empty() || narrow.empty()) continue;
+        auto pick = [&](int W, const char *named) {
+            // 3x3 for the class k3, 1x3 (Inception's) for the class any.
+            const int R = std::string(fc) == "k3" ? 3 : 1;
+            ConvProblem p{.N = 2, .C = 64, .H = W, .W = W, .K = 64, .R = R, .S = 3, .G = 1, .pad_top = R / 2,
+                          .pad_bottom = R / 2, .pad_left = 1, .pad_right = 1, .dtype = (DType)dt, .layout = Layout::NHWC};
+            convbwd_problem c = to_c(with_derived_output(p));
+            convbwd_exec e{};
+            e.target = CONVBWD_TARGET_CUDA;
+            e.kernel = named;
+            const char *got = nullptr;
+            REQUIRE(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, dt, CONVBWD_NHWC, &e, &got) == CONVBWD_SUCCESS);
+            return std::string(got);
+        };
+        CAPTURE(fc);
+        CAPTURE(wide);
+        CAPTURE(narrow);
+        CHECK(pick(14, nullptr) == narrow);
+        CHECK(pick(7, nullptr) == narrow);
+        CHECK(pick(28, nullptr) == wide);
+        CHECK(pick(14, wide.c_str()) == wide);
+        checked++;
+    }
+    MESSAGE(checked, " dtypes x filter classes checked");
+}
+
 // Matrix-fragment backward-weight kernels with staged chunks (stage > 0) read x's and dy's channels
 // in place in groups of 8: they refuse c or k not a multiple of 8, and x's or dy's strides or base
 // not multiples of 8 elements, naming what; packed tensors of multiples of 8 pass. Refused before

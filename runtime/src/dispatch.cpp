@@ -317,6 +317,37 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     return {};
 }
 
+// Performance conditions of the GPU defaults (a kernel named by --kernel or a tuning database still
+// runs). (G1) A matrix-fragment backward-data default at stride 1 over filter taps (k3, any) puts one
+// row's columns in its blocks, fs.M x tile_m of them: a plane of at most half as many columns leaves
+// its fragments at most half full, and a default of the same class with narrower blocks later in the
+// list takes the problem (H200, bf16 and f16: ResNet-50's 14x14 and 7x7 3x3 layers and VGG-16's 14x14
+// ran 1.37-1.66x faster on 16-pixel blocks than on the 32-pixel default, Inception-v3's 8x8 layers
+// (class any) 1.18-1.99x; 28 columns and more were as fast or faster on 32; docs/PERFORMANCE.md,
+// "Matrix fragments: staged chunks and folded rows").
+static std::string gpu_default_misfit(const KernelInfo &k, const ConvProblem &p) {
+    if (k.device == Device::Host || k.dir != Direction::BwdData || k.stride != StrideClass::S1 || k.filter == FilterClass::K1)
+        return {};
+    const KnobValues &kv = kernel_knobs(k);
+    if (!calls_fragments(*kv.family)) return {};
+    auto block_columns = [](const KnobValues &v) { return frag::shape(v.get("frag")).M * v.get("tile_m"); };
+    const int cols = block_columns(kv);
+    if (2 * p.W > cols) return {};
+    bool after = false;
+    for (const KernelInfo *o : *kernel_list()) {
+        if (o == &k) after = true;
+        if (!after || o->role != Role::Default || o->dir != k.dir || o->device != k.device || o->dtype != k.dtype ||
+            o->layout != k.layout || o->stride != k.stride || o->filter != k.filter)
+            continue;
+        const KnobValues &ov = kernel_knobs(*o);
+        if (ov.family == kv.family && block_columns(ov) < cols)
+            return "columns: w = " + std::to_string(p.W) + " fills at most half of the kernel's rows of " +
+                   std::to_string(cols) + " pixels; " + o->name + " (" + std::to_string(block_columns(ov)) +
+                   ") follows";
+    }
+    return {};
+}
+
 static Selection select_kernel_walk(const Query &q, std::string *why_none) {
     const bool verbose = verbose_dispatch();
     bool why_none_specific = false;
@@ -347,6 +378,7 @@ static Selection select_kernel_walk(const Query &q, std::string *why_none) {
         Selection sel = select_as_built(*k, "kernel list");
         std::string why = cannot_implement(sel, q);
         if (why.empty()) why = host_default_misfit(*k, q.problem);
+        if (why.empty()) why = gpu_default_misfit(*k, q.problem);
         if (why.empty()) {
             if (verbose) std::fprintf(stderr, "convbwd dispatch: [%s] chose %s\n", key.c_str(), k->name);
             return sel;
