@@ -900,7 +900,7 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p)
             .gpu_threads(ki);
     }
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
-        s.split(g.x, xo, xi, fs.M * tm * g.sx, TailStrategy::GuardWithIf)
+        s.split(g.x, xo, xi, data_block_columns(p) * g.sx, TailStrategy::GuardWithIf)
             .split(g.c, co, ci, fs.N * tn, TailStrategy::GuardWithIf)
             .reorder(ci, xi, co, xo, g.y, g.n)
             .fuse(g.y, g.n, yn)

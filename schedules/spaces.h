@@ -283,6 +283,9 @@ inline int staged_dy_row_words(const BwdDataStagedGpuParams &p) { return data_bl
       1, 4)                                                                                                  \
     X(flat, 1, Launch, "", "1 = a pointwise problem with dense planes presented as one row of H*W pixels (else a row is W pixels)", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
+// A backward-data fragment block's columns of one row (of a stride phase): tile_m fragments of fs.M
+// pixels. The schedule splits dx's columns by it; the dispatcher's rule G1 compares it with the plane.
+inline int data_block_columns(const BwdDataMmaGpuParams &p) { return frag::shape(p.frag).M * p.tile_m; }
 
 // ---- Backward-weight, GPU, matrix instructions (conv_bwd_weight_mma_gpu): an NHWC f16/bf16 problem
 // (any stride, filter, dilation) as one implicit GEMM per filter tap, dw[k, c] = sum_{pixel}

@@ -319,7 +319,7 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
 
 // Performance conditions of the GPU defaults (a kernel named by --kernel or a tuning database still
 // runs). (G1) A matrix-fragment backward-data default at stride 1 over filter taps (k3, any) puts one
-// row's columns in its blocks, fs.M x tile_m of them: a plane of at most half as many columns leaves
+// row's columns in its blocks, data_block_columns() of them: a plane of at most half as many columns leaves
 // its fragments at most half full, and a default of the same class with narrower blocks later in the
 // list takes the problem (H200, bf16 and f16: ResNet-50's 14x14 and 7x7 3x3 layers and VGG-16's 14x14
 // ran 1.37-1.66x faster on 16-pixel blocks than on the 32-pixel default, Inception-v3's 8x8 layers
@@ -330,7 +330,7 @@ static std::string gpu_default_misfit(const KernelInfo &k, const ConvProblem &p)
         return {};
     const KnobValues &kv = kernel_knobs(k);
     if (!calls_fragments(*kv.family)) return {};
-    auto block_columns = [](const KnobValues &v) { return frag::shape(v.get("frag")).M * v.get("tile_m"); };
+    auto block_columns = [](const KnobValues &v) { return data_block_columns(to_params<BwdDataMmaGpuParams>(v)); };
     const int cols = block_columns(kv);
     if (2 * p.W > cols) return {};
     bool after = false;
