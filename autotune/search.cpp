@@ -34,7 +34,15 @@ std::vector<const Family *> families_for(const ProblemClass &c) {
         if (f.groups == c.groups) own.push_back(&f);
         else if (f.groups == GroupClass::Any) general.push_back(&f);
     }
-    return own.empty() ? general : own;
+    if (own.empty()) return general;
+    // A family of one group (the GPU first-layer family) cannot take the class's grouped problems
+    // (ResNeXt's 4 channels a group are narrow too): the general families search beside it.
+    for (const Family *f : own)
+        if (takes_one_group(*f)) {
+            own.insert(own.end(), general.begin(), general.end());
+            break;
+        }
+    return own;
 }
 
 Candidate make_candidate(const ProblemClass &c, const Family &f, const KnobValues &v) {
@@ -63,13 +71,17 @@ bool random_point(const ProblemClass &c, const Family &f, Rng &rng, KnobValues *
     return false;
 }
 
-bool mutate_point(const ProblemClass &c, const KnobValues &v, Rng &rng, KnobValues *out) {
+bool mutate_point(const ProblemClass &c, const KnobValues &v, Rng &rng, KnobValues *out, bool launch_only) {
     const std::vector<Knob> &knobs = v.family->knobs();
+    std::vector<size_t> movable;
+    for (size_t i = 0; i < knobs.size(); i++)
+        if (!launch_only || knobs[i].kind == KnobKind::Launch) movable.push_back(i);
+    if (movable.empty()) return false;
     for (int attempt = 0; attempt < 200; attempt++) {
         KnobValues m = v;
         const int moves = rng.below(3) == 0 ? 2 : 1;
         for (int j = 0; j < moves; j++) {
-            const size_t i = rng.below(knobs.size());
+            const size_t i = movable[rng.below(movable.size())];
             const std::vector<int> &d = knobs[i].domain;
             if (d.size() < 2) continue;
             size_t at = 0;

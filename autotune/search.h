@@ -24,8 +24,8 @@ struct ProblemClass {
 };
 ProblemClass class_of(const ConvProblem &p, Direction dir, Device device);
 
-// The families whose kernels serve a class (its group class's own, else the general one),
-// without the comparison baselines.
+// The families whose kernels serve a class (its group class's own, else the general one; both
+// where an own family takes one group only), without the comparison baselines.
 std::vector<const Family *> families_for(const ProblemClass &c);
 
 struct Candidate {
@@ -52,6 +52,8 @@ uint64_t seed_for(uint64_t seed, const std::string &what);  // FNV-1a of what, m
 // A random valid point of family f for class c (nullopt-like: false if none found in many tries).
 bool random_point(const ProblemClass &c, const Family &f, Rng &rng, KnobValues *out);
 // A neighbour of v: one knob (sometimes two) moved one step in its domain or to a random value.
-bool mutate_point(const ProblemClass &c, const KnobValues &v, Rng &rng, KnobValues *out);
+// launch_only: only launch-time knobs move (the same kernel, so no build; false where the family
+// has none).
+bool mutate_point(const ProblemClass &c, const KnobValues &v, Rng &rng, KnobValues *out, bool launch_only = false);
 
 }  // namespace convbwd::tune

@@ -66,6 +66,9 @@ to a tuning database that convbwd-driver --tuning-db and CONVBWD_TUNING_DB use a
   --seed S               the search's seed (default 1): the same seed proposes the same candidates
   --refine 0|1           1 (default): random sampling, then rounds mutating the best so far;
                          0: random sampling only (what shards reproduce exactly)
+  --seeds library|none   library (default): round 0 starts from the library's own kernels of each
+                         class (defaults and candidates built in, with their launch knobs: no build),
+                         then random points; none: random points only
   --iters N              timed calls per measurement, median (default 5)
   --peer P               onednn | cudnn | none (default: onednn on host, cudnn on cuda)
   --promote-always       write each problem's best verified candidate even where the library's
@@ -85,7 +88,7 @@ to a tuning database that convbwd-driver --tuning-db and CONVBWD_TUNING_DB use a
 struct Options {
     std::string shapes, miopen_log, direction, dtype, layout, target, results = "tune-results", out, shard = "0/1";
     std::string peer = "auto", baseline, gpus;
-    int batch = 0, budget = 12, jobs = 0, iters = 5, refine = 1, stop_after = -1, wrong = -1, max_spill = 0;
+    int batch = 0, budget = 12, jobs = 0, iters = 5, refine = 1, seeds = 1, stop_after = -1, wrong = -1, max_spill = 0;
     double time_budget = 0, compile_timeout = 300;
     uint64_t seed = 1;
     bool resume = false, build_only = false, promote_always = false, no_promote = false, promote_only = false;
@@ -342,6 +345,11 @@ int main(int argc, char **argv) {
         else if (a == "--gpus") o.gpus = val();
         else if (a == "--seed") o.seed = (uint64_t)to_int(a, val(), 0, 1L << 62);
         else if (a == "--refine") o.refine = (int)to_int(a, val(), 0, 1);
+        else if (a == "--seeds") {
+            const std::string v = val();
+            if (v != "library" && v != "none") die("--seeds = '" + v + "': expected library or none");
+            o.seeds = v == "library";
+        }
         else if (a == "--iters") o.iters = (int)to_int(a, val(), 1, 1000);
         else if (a == "--peer") o.peer = val();
         else if (a == "--build-only") o.build_only = true;
@@ -439,10 +447,16 @@ int main(int argc, char **argv) {
     if (classes.empty()) die("no problems (check --shapes, --direction)");
 
     // Kernels built into this library (a candidate equal to one needs no build).
+    // Those of a class's own (stride, filter) class are its warm start (--seeds library): the
+    // points someone already chose for it, each as built (its launch knobs the kernel's defaults).
     std::set<std::string> built_in;
+    std::vector<std::pair<std::string, std::string>> library_points;  // (family, every knob) in registry order
     for (int i = 0; i < convbwd_kernel_count(); i++) {
         convbwd_kernel_desc d;
-        if (convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS) built_in.insert(d.name);
+        if (convbwd_kernel_info(i, &d) != CONVBWD_SUCCESS) continue;
+        built_in.insert(d.name);
+        if (!d.module && d.family && d.schedule && std::string(d.role ? d.role : "") != "baseline")
+            library_points.push_back({d.family, d.schedule});
     }
 
     ResultsDb db;
@@ -622,9 +636,26 @@ int main(int argc, char **argv) {
         }
         Rng rng(seed_for(o.seed, ck));
         int round = 0;
+        // The library's kernels of exactly this class (the name a point derives for the class is
+        // the kernel's own): proposed first, in the registry's (manifest's) order.
+        std::vector<KnobValues> seeds;
+        if (o.seeds) {
+            for (const auto &lp : library_points) {
+                const Family *f = find_family(lp.first);
+                if (!f || std::find(w.fams.begin(), w.fams.end(), f) == w.fams.end()) continue;
+                KnobValues v = default_values(*f);
+                if (!parse_knobs(lp.second, &v).empty() || !valid(v, w.cls.cls).empty()) continue;
+                // A kernel of another (stride, filter) class derives another name: not this class's.
+                if (built_in.count(make_candidate(w.cls, *f, v).kernel)) seeds.push_back(v);
+            }
+        }
+        size_t next_seed = 0;
         while ((int)w.candidates.size() < o.budget && !out_of_time()) {
             const int left = o.budget - (int)w.candidates.size();
-            const int want = !o.refine ? left : round == 0 ? (o.budget + 1) / 2 : std::max(1, (left + 1) / 2);
+            // Round 0: every seed (within the budget), at least half the budget with random points.
+            const int want = !o.refine ? left
+                             : round == 0 ? std::min(left, std::max((o.budget + 1) / 2, (int)seeds.size()))
+                                          : std::max(1, (left + 1) / 2);
             // Parents for refinement: the best three by geomean time over the class's problems.
             std::vector<std::pair<double, size_t>> ranked;
             for (size_t i = 0; i < w.candidates.size(); i++) {
@@ -636,11 +667,17 @@ int main(int argc, char **argv) {
             for (int tries = 0; (int)fresh.size() < want && tries < want * 50; tries++) {
                 KnobValues v;
                 bool ok;
-                if (round == 0 || ranked.empty()) {
+                if (round == 0 && next_seed < seeds.size()) {
+                    v = seeds[next_seed++];
+                    ok = true;
+                } else if (round == 0 || ranked.empty()) {
                     ok = random_point(w.cls, *w.fams[rng.below(w.fams.size())], rng, &v);
                 } else {
                     const size_t parent = ranked[rng.below(std::min<size_t>(3, ranked.size()))].second;
-                    ok = mutate_point(w.cls, w.candidates[parent].knobs, rng, &v);
+                    // Odd rounds move launch-time knobs only (the parents' own kernels: no build, so a
+                    // machine without the generator runs the whole round), even rounds any knob. The
+                    // same on every machine: proposals depend on the seed and the rows alone.
+                    ok = mutate_point(w.cls, w.candidates[parent].knobs, rng, &v, round % 2 == 1);
                 }
                 if (!ok) continue;
                 Candidate c = make_candidate(w.cls, *v.family, v);

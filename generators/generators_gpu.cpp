@@ -185,7 +185,11 @@ public:
         BwdWeightGraph g = this->build_bwd_weight(args);
         if (this->autoscheduled()) return;
         const BwdWeightGpuParams p = knobs.params();
-        this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_weight_dw_gpu" : "conv_bwd_weight_gpu");
+        this->require_valid(p, gc == GroupClass::Depthwise ? "conv_bwd_weight_dw_gpu"
+                               : gc == GroupClass::Narrow  ? "conv_bwd_weight_narrow_gpu"
+                                                           : "conv_bwd_weight_gpu");
+        // The first-layer family takes one group (takes_one_group, schedules/spaces.h).
+        if constexpr (gc == GroupClass::Narrow) this->add_requirement(args.groups == 1, "narrow GPU kernels take groups == 1");
         if (p.vec > 1) {
             // C and K multiples of the vector (dims 2 of x, dy, dw and the workspace): every channel
             // tile, ShiftInwards included, then starts at a multiple of it, which Halide sees (the
@@ -214,11 +218,13 @@ using ConvBwdDataGpuAny = ConvBwdDataGpu<GroupClass::Any>;
 using ConvBwdDataGpuDw = ConvBwdDataGpu<GroupClass::Depthwise>;
 using ConvBwdWeightGpuAny = ConvBwdWeightGpu<GroupClass::Any>;
 using ConvBwdWeightGpuDw = ConvBwdWeightGpu<GroupClass::Depthwise>;
+using ConvBwdWeightGpuNarrow = ConvBwdWeightGpu<GroupClass::Narrow>;
 }  // namespace convbwd::gen
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataGpuAny, conv_bwd_data_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataGpuDw, conv_bwd_data_dw_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuAny, conv_bwd_weight_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuDw, conv_bwd_weight_dw_gpu)
+HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdWeightGpuNarrow, conv_bwd_weight_narrow_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataScatterGpu, conv_bwd_data_scatter_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataStagedGpu, conv_bwd_data_staged_gpu)
 HALIDE_REGISTER_GENERATOR(convbwd::gen::ConvBwdDataMmaGpu, conv_bwd_data_mma_gpu)

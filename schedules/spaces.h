@@ -630,6 +630,9 @@ inline const std::vector<Family> &families() {
          "depthwise backward-data (c = k = groups): the GPU tiles read in place"},
         {"conv_bwd_weight_dw_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Depthwise, "dw",
          &BwdWeightGpuParams::knobs, "depthwise backward-weight (c = k = groups): threads along the channels"},
+        {"conv_bwd_weight_narrow_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Narrow, "nr",
+         &BwdWeightGpuParams::knobs,
+         "first layers (c < 8, one group): the register tiles' first-layer tile, threads along k and filter rows"},
         {"conv_bwd_data_adams2019_host", Direction::BwdData, ScheduleKind::Host, GroupClass::Any, "adams2019",
          &BwdDataHostParams::knobs, "comparison baseline: Halide's Adams2019 autoscheduler on the backward-data Funcs",
          "Adams2019"},
@@ -654,7 +657,8 @@ inline bool calls_fragments(const Family &f) {
 // families and staged backward-weight (a block's k would have to lie in one group). The generators
 // require it on entry; the dispatcher asks here first.
 inline bool takes_one_group(const Family &f) {
-    return calls_fragments(f) || f.knobs == &BwdWeightStagedGpuParams::knobs;
+    return calls_fragments(f) || f.knobs == &BwdWeightStagedGpuParams::knobs ||
+           (f.kind == ScheduleKind::Gpu && f.groups == GroupClass::Narrow);
 }
 
 inline const Family *find_family(const std::string &name) {
@@ -1034,6 +1038,9 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
                        "tile_r > 1: the depthwise family, with fuse_taps=1")).empty()) return e;
         if (!(e = need(p.split_threads == 1 || f.groups == GroupClass::Depthwise,
                        "split_threads > 1: the depthwise family")).empty()) return e;
+        // (No effect elsewhere: a search would build the same code under another name.)
+        if (!(e = need((p.col_lanes == 1 && p.k_lanes == 1) || f.groups == GroupClass::Depthwise,
+                       "col_lanes, k_lanes > 1: the depthwise family")).empty()) return e;
         if (!(e = need(p.tile_k * ts * p.tile_r <= 64, "tile_k * tile_s * tile_r <= 64 accumulators")).empty()) return e;
         if (!(e = need(p.tile_c * p.tile_k * ts <= 128 && 3 * p.tile_k * ts <= 128,
                        "tile_c * tile_k * tile_s <= 128 accumulators")).empty()) return e;
@@ -1050,6 +1057,13 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         }
         if (amd && !(e = need(p.tile_c * p.tile_k * ts <= 64 && 3 * p.tile_k * ts <= 64,
                               "AMD: tile_c * tile_k * tile_s <= 64 accumulators (VGPR budget)")).empty())
+            return e;
+    }
+    if (f.kind == ScheduleKind::Gpu && f.groups == GroupClass::Narrow && f.dir == Direction::BwdWeight) {
+        // The first-layer tile (3 channels x tile_k x tile_s a thread, threads along k and filter
+        // rows) needs fuse_taps and no channel vectors.
+        const auto p = to_params<BwdWeightGpuParams>(vals);
+        if (!(e = need(p.fuse_taps == 1 && p.vec == 1, "narrow: fuse_taps=1, vec=1 (the first-layer tile)")).empty())
             return e;
     }
     if (f.kind == ScheduleKind::Gpu && f.groups == GroupClass::Depthwise) {

@@ -112,6 +112,49 @@ TEST_CASE("narrow problems (c / groups < 8) take the narrow backward-weight fami
     }
 }
 
+// GPU first layers (conv_bwd_weight_narrow_gpu, classes s1 and s2 k3): a 3-channel layer of one
+// group takes the narrow default of its class in every dtype and layout built; a grouped layer of 4
+// channels a group (narrow too) and an 8-channel layer do not, and the narrow kernel named for the
+// grouped one says why (one group). Selection only: runs where the cuda kernels are built.
+TEST_CASE("GPU first layers take the narrow backward-weight defaults, grouped narrow layers refuse them") {
+    int checked = 0;
+    for (convbwd_dtype dt : {CONVBWD_F32, CONVBWD_BF16, CONVBWD_F16})
+    for (Layout l : {Layout::NCHW, Layout::NHWC})
+    for (int stride : {1, 2}) {
+        std::string nr;  // the class's first narrow default, in dispatch order
+        for (int i = 0; i < convbwd_kernel_count() && nr.empty(); i++) {
+            convbwd_kernel_desc d;
+            REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+            if (d.direction == CONVBWD_BWD_WEIGHT && d.target == CONVBWD_TARGET_CUDA && d.dtype == dt &&
+                d.layout == to_c(l) && std::string(d.family) == "conv_bwd_weight_narrow_gpu" &&
+                std::string(d.stride_class) == (stride == 1 ? "s1" : "s2") && std::string(d.filter_class) == "k3" &&
+                std::string(d.role) == "default")
+                nr = d.name;
+        }
+        if (nr.empty()) continue;
+        CAPTURE(nr);
+        auto pick = [&](int C, int G, const char *named, convbwd_status want = CONVBWD_SUCCESS) {
+            ConvProblem p{.N = 2, .C = C, .H = 12, .W = 12, .K = 32, .R = 3, .S = 3, .G = G, .pad_top = 1,
+                          .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .stride_h = stride, .stride_w = stride,
+                          .dtype = (DType)dt, .layout = l};
+            convbwd_problem c = to_c(with_derived_output(p));
+            convbwd_exec e{};
+            e.target = CONVBWD_TARGET_CUDA;
+            e.kernel = named;
+            const char *got = nullptr;
+            CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, dt, to_c(l), &e, &got) == want);
+            return got ? std::string(got) : std::string();
+        };
+        CHECK(pick(3, 1, nullptr) == nr);
+        CHECK(pick(8, 1, nullptr) != nr);
+        CHECK(pick(16, 4, nullptr) != nr);  // 4 channels a group: narrow, grouped
+        pick(16, 4, nr.c_str(), CONVBWD_NO_KERNEL);
+        CHECK(std::string(convbwd_last_error()).find("group") != std::string::npos);
+        checked++;
+    }
+    MESSAGE(checked, " dtypes x layouts x strides checked");
+}
+
 // A GPU register-tile backward-weight block spans tile_c x threads_c input channels of one group
 // (gpu_weight_block_channels): the kernels of a specific class refuse a grouped problem of under half
 // as many channels a group, naming the block; the (any, any) defaults take every problem, and the

@@ -67,9 +67,12 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
                    "f32 sum, at most " + std::to_string(kWgradDirectTerms) + " (accuracy; a split kernel follows)";
     // Matrix fragments and staged backward-weight: one GEMM over all channels (the generators
     // require it on entry too).
-    if (takes_one_group(*kernel_knobs(k).family) && p.G != 1)
-        return std::string("groups: a ") + (calls_fragments(*kernel_knobs(k).family) ? "matrix-fragment" : "staged") +
-               " kernel (one GEMM over the channels), problem groups = " + std::to_string(p.G);
+    if (const Family &f = *kernel_knobs(k).family; takes_one_group(f) && p.G != 1)
+        return std::string("groups: a ") +
+               (calls_fragments(f)                 ? "matrix-fragment kernel (one GEMM over the channels)"
+                : f.groups == GroupClass::Narrow ? "first-layer kernel (the narrow GPU family: one group)"
+                                                  : "staged kernel (one GEMM over the channels)") +
+               ", problem groups = " + std::to_string(p.G);
     if (const GroupChannels gcs = group_channels(k); gcs.exact > 0) {
         // Whole groups side by side in a vector (group_lanes): the kernel's group size is fixed.
         if (p.G == 1 || p.C / p.G != gcs.exact || p.K / p.G != gcs.exact)

@@ -72,6 +72,18 @@ def main():
             fail(f"{len(ok)} verified baseline rows, expected {problems}: "
                  f"{[(r['kind'], r.get('status'), r.get('error', '')[:200]) for r in rs if r['kind'] in ('baseline', 'build')]}")
         print(f"ok: the baseline verified on {problems} problems")
+    elif what == "seeded":  # the first N candidates are kernels of the library (no build row)
+        listed, n = sys.argv[3], int(sys.argv[4])
+        first = sorted({(int(r["index"]), r["candidate"].split()[0]) for r in runs})[:n]
+        built = {r["kernel"] for r in rs if r["kind"] == "build"}
+        if len(first) != n:
+            fail(f"{len(first)} candidates, expected {n}")
+        for _, k in first:
+            if k not in listed:
+                fail(f"candidate {k} is not a kernel of the library (--list-kernels)")
+            if k in built:
+                fail(f"candidate {k} was built, though the library has it")
+        print(f"ok: the first {n} candidates are the library's: {[k for _, k in first]}")
     else:
         fail("unknown check " + what)
 

@@ -4,7 +4,8 @@
 # runs; a run killed mid-way and resumed runs nothing twice and loses nothing; a deliberately
 # wrong candidate (test hook) is recorded wrong and never promoted; 2 shards merged equal 1 run;
 # a machine without the generator records nothing for candidates it cannot build; the Adams2019
-# baselines of a backward-data and a backward-weight class build and verify.
+# baselines of a backward-data and a backward-weight class build and verify; the warm start runs
+# the library's own kernels of the class first.
 # usage: run.sh <build dir> <source dir>
 set -euo pipefail
 B=$1 S=$2
@@ -12,7 +13,9 @@ T=$(mktemp -d /tmp/convbwd_autotune.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 TUNE="$B/autotune/convbwd-tune" DRIVER="$B/apps/convbwd-driver" CHECK="python3 $S/test/autotune/check.py"
 SHAPES=$S/test/autotune/tiny.txt
-COMMON=(--shapes "$SHAPES" --target host --budget 6 --iters 3 --jobs 2)
+# Steps 1-5 search from random points (--seeds none): they test building, the hooks, resuming and
+# shards, which need candidates that are not built in; step 8 tests the warm start.
+COMMON=(--shapes "$SHAPES" --target host --budget 6 --iters 3 --jobs 2 --seeds none)
 
 echo "== 1. a seeded search (budget 6, refinement on), one candidate wrong on purpose"
 "$TUNE" "${COMMON[@]}" --seed 7 --results "$T/a" --promote-always --test-wrong-candidate 1
@@ -63,4 +66,10 @@ echo "== 7. the same for a backward-weight class (its workspace's split count is
 "$TUNE" --shapes "$SHAPES" --direction bwd_weight --target host --budget 1 --refine 0 --iters 1 --jobs 2 --seed 3 \
     --baseline adams2019 --results "$T/basew" > "$T/basew.out" 2>&1 || { cat "$T/basew.out"; exit 1; }
 $CHECK baseline "$T/basew" 2 || { cat "$T/basew.out"; exit 1; }
+echo "== 8. the warm start (--seeds library): the class's own kernels of the library come first, run as"
+echo "   built (no module, no build row), each verified on the edge problem and both problems"
+"$TUNE" --shapes "$SHAPES" --target host --budget 3 --refine 0 --iters 1 --jobs 2 --seed 5 --results "$T/seeds" \
+    > "$T/seeds.out" 2>&1 || { cat "$T/seeds.out"; exit 1; }
+$CHECK complete "$T/seeds" 3 2
+$CHECK seeded "$T/seeds" "$("$DRIVER" --list-kernels)" 3
 echo "autotune: all checks passed"
