@@ -939,7 +939,14 @@ int main(int argc, char **argv) {
                           one->family->name, to_string(w.cls.cls.dtype), to_string(w.cls.cls.layout),
                           to_string(w.cls.cls.stride), to_string(w.cls.cls.filter), to_string(w.cls.cls.device), order,
                           knobs.c_str(), one->kernel.c_str(), geomean(rd), one_g, o.peer.c_str());
-            manifest_lines.push_back(line);
+            // A general family's kernel that won a narrow or depthwise class: as a class default it
+            // would take every layer of its (stride, filter) class, not only this group class's;
+            // printed commented out, for the tuning database (which names the problems) to keep.
+            if (w.cls.groups != GroupClass::Any && one->family->groups == GroupClass::Any)
+                manifest_lines.push_back(std::string("# ") + line + " (a general family's kernel: as a default it would take "
+                                         "every layer of the class; the tuning database keeps it for these problems)");
+            else
+                manifest_lines.push_back(line);
         }
     }
     if (o.no_promote) {

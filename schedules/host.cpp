@@ -21,6 +21,12 @@ constexpr int kDirectGroupTasks = 16;
 // channel tiles, blocks of k measured 0.85-0.9x there (a 3x3 layer of 64 channels at 56 x 56, 8 tasks
 // for 2 before; docs/PERFORMANCE.md).
 constexpr int kDirectKBlocks = 8;
+// Output pixels an NHWC k_lanes register tile sums before it adds into the split's partial (whole
+// rows, at least one); x's and dy's rows are staged per block of them. The other tiles' 64 put a
+// tile's update of partial and a block's copy of x (its rows plus the filter's: 4 rows for 2 on
+// ResNeXt's 28 x 28 layers) beside every 56 pixels of FMAs: 256 measured 1.2-1.3x on ResNeXt's NHWC
+// grouped layers, where NCHW's k_lanes tiles (x transposed per block) lost 0.9x.
+constexpr int kNhwcKLanesTilePixels = 256;
 // Buffers computed inside a task (per row, tile or k tile) have their storage hoisted to the task
 // (hoist_storage: one allocation of the largest iteration's size): of a dynamic size they are heap
 // allocations, and a malloc and free per row put glibc's free (its arena lock) at 13% of a grouped
@@ -480,7 +486,7 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     Var row("row");
     RVar rbo("rbo"), rbi("rbi");
     // c_outer: every row of the split in one pass (x is staged for them all anyway).
-    Expr rows_per_tile = p.c_outer ? g.rows : max(1, min(g.rows, 64 / max(1, a.Q)));
+    Expr rows_per_tile = p.c_outer ? g.rows : max(1, min(g.rows, (KL > 1 && layout == Layout::NHWC ? kNhwcKLanesTilePixels : 64) / max(1, a.Q)));
     g.partial.update().split(g.rr.y, rbo, rbi, rows_per_tile, TailStrategy::GuardWithIf);
     Func rowsum = g.partial.update().rfactor(rbo, row);
     // k tiles of TK; TK = 1 is k itself (a split by 1 made Halide 21 infer dy's k extent as
@@ -544,9 +550,11 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     // 1 every split transposed the whole input.)
     std::vector<Var> xv = g.x_row.args();  // (xx, tr, c, rw)
     g.x_row.compute_at(LoopLevel(g.partial, outer_block)).hoist_storage(g.ws, kto).reorder_storage(xv[2], xv[0], xv[1], xv[3]);
-    if (KL > 1 && layout == Layout::NCHW) {
+    if (KL > 1) {
         // k_lanes: a vector's KL adjacent k of dy are one load and a shuffle where k is innermost;
-        // NCHW's are planes apart, so dy's rows are staged beside x's, k innermost.
+        // NCHW's are planes apart, so dy's rows are staged beside x's, k innermost. NHWC's too: read
+        // in place, a tile's pixels lie K * 4 bytes apart (1 KiB for ResNeXt's 256 channels), a few
+        // L1 sets for a row block's pixels, which every k tile and filter row reloaded.
         std::vector<Var> dv = g.dy_row.args();  // (q, k, rw)
         g.dy_row.compute_at(LoopLevel(g.partial, outer_block))
             .hoist_storage(g.ws, kto)

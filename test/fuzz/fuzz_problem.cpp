@@ -2,9 +2,15 @@
 // dtype, layout, flags and tensor strides; every query entry point must return a status (never
 // crash, hang or read out of bounds), and a problem it accepts whose tensors are small is run on
 // the host into buffers sized exactly as the problem says (ASan checks the kernel's bounds on
-// the caller's side; Halide's own asserts check its buffers).
+// the caller's side; Halide's own asserts check its buffers). What is checked (a failure traps, and
+// libFuzzer keeps the input):
+//   - a refusal says why (convbwd_last_error() not empty after any failed call);
+//   - the queries agree: a problem given a workspace size was given a kernel, and its key;
+//   - a call that succeeds writes every element of its output (poisoned with NaN first: the
+//     inputs are finite, so a NaN left is an element no kernel wrote).
 #include <cstddef>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -23,6 +29,13 @@ struct Reader {
         return v;
     }
 };
+void check(bool ok) {
+    if (!ok) __builtin_trap();
+}
+// A failed call's status comes with a message.
+void said_why(convbwd_status s) {
+    if (s != CONVBWD_SUCCESS) check(convbwd_last_error() && *convbwd_last_error());
+}
 // Mostly small values (where the interesting edges are), sometimes anything.
 int32_t field(Reader &r) {
     const uint8_t sel = r.get<uint8_t>();
@@ -54,14 +67,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     const char *name = nullptr;
     size_t ws = 0;
-    char key[256];
-    convbwd_select_kernel(&p, dir, DTYPE, LAYOUT, &ex, &name);
-    convbwd_workspace_size(&p, dir, DTYPE, LAYOUT, &ex, &ws);
-    convbwd_problem_key(&p, dir, DTYPE, LAYOUT, &ex, key, sizeof key);
-    (void)convbwd_last_error();
+    char key[1024];  // room for any key (20 fields of up to 11 characters and their names)
+    const convbwd_status selected = convbwd_select_kernel(&p, dir, DTYPE, LAYOUT, &ex, &name);
+    said_why(selected);
+    const convbwd_status sized = convbwd_workspace_size(&p, dir, DTYPE, LAYOUT, &ex, &ws);
+    said_why(sized);
+    const convbwd_status keyed = convbwd_problem_key(&p, dir, DTYPE, LAYOUT, &ex, key, sizeof key);
+    said_why(keyed);
+    if (sized == CONVBWD_SUCCESS) check(selected == CONVBWD_SUCCESS && name && *name && keyed == CONVBWD_SUCCESS);
+    if (keyed == CONVBWD_SUCCESS) check(std::memchr(key, 0, sizeof key) != nullptr);
 
     // Run it when the library took it and the tensors are small: exact-size buffers.
-    if (convbwd_workspace_size(&p, dir, DTYPE, LAYOUT, &ex, &ws) != CONVBWD_SUCCESS || ws > (1u << 20)) return 0;
+    if (sized != CONVBWD_SUCCESS || ws > (1u << 20)) return 0;
     const int64_t P = ((int64_t)p.h + p.pad_top + p.pad_bottom - (int64_t)p.dilation_h * (p.r - 1) - 1) / p.stride_h + 1;
     const int64_t Q = ((int64_t)p.w + p.pad_left + p.pad_right - (int64_t)p.dilation_w * (p.s - 1) - 1) / p.stride_w + 1;
     // Validated: every size fits int32 and each tensor is under 2^31 bytes, so these products fit.
@@ -87,9 +104,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tx.strides[0] = tx.strides[1] = tx.strides[2] = tx.strides[3] = 0;
     tdy.strides[0] = tdy.strides[1] = tdy.strides[2] = tdy.strides[3] = 0;
     tw.strides[0] = tw.strides[1] = tw.strides[2] = tw.strides[3] = 0;
-    if (dir == CONVBWD_BWD_DATA)
-        convbwd_bwd_data(&p, &tdy, &tw, &tx, 1.0f, 0.0f, &ex);
-    else
-        convbwd_bwd_weight(&p, &tx, &tdy, &tw, 1.0f, 0.0f, &ex);
+    // The output poisoned (all ones: NaN in f32, f16 and bf16).
+    std::vector<uint8_t> &out = dir == CONVBWD_BWD_DATA ? x : w;
+    std::memset(out.data(), 0xff, out.size());
+    const convbwd_status ran = dir == CONVBWD_BWD_DATA ? convbwd_bwd_data(&p, &tdy, &tw, &tx, 1.0f, 0.0f, &ex)
+                                                       : convbwd_bwd_weight(&p, &tx, &tdy, &tw, 1.0f, 0.0f, &ex);
+    said_why(ran);
+    if (ran != CONVBWD_SUCCESS) return 0;
+    for (size_t i = 0; i < out.size(); i += esz) {
+        if (esz == 4) {
+            float v;
+            std::memcpy(&v, &out[i], 4);
+            check(std::isfinite(v));
+        } else {
+            uint16_t h;
+            std::memcpy(&h, &out[i], 2);
+            // f16: exponent bits 0x7c00 all set is Inf / NaN; bf16: 0x7f80.
+            check((h & (dt == CONVBWD_F16 ? 0x7c00 : 0x7f80)) != (dt == CONVBWD_F16 ? 0x7c00 : 0x7f80));
+        }
+    }
     return 0;
 }
