@@ -78,8 +78,21 @@ void stage_padded(Func f) {
 // Backward-weight's last two stages, every GPU family: out = alpha * dw + beta * prev, with dw (the
 // splits summed in a fixed order) computed per thread; 16 x 8 threads along (cg, k), a block per
 // tap.
+//
+// With a (the register-tile families): a small filter summed over many splits (a first layer's
+// 3 x 3 x 3 x 64 filter over 1000-2000 splits) goes in two passes. One thread an element ran a
+// chain of as many dependent loads, on a grid of a few blocks (ncu: 15-40% of a first layer's
+// time, docs/PERFORMANCE.md); first chunks of kSplitsPerChunk splits (an rfactor: part(.., j) sums
+// chunk j's splits in order) with threads along the workspace's packed (s, cg, k), so a warp reads
+// 128 contiguous bytes, a block per (thread block, r, chunk); then out's threads sum each element's
+// chunks in order. A fixed order still: bit-identical from run to run. (A fixed count of 32 chunks
+// instead: 14x14 1x1 layers of ~50k elements over ~100 splits lost 0.64-0.85x, the chunks' partials
+// outweighing their few splits.)
+constexpr int kSplitsPerChunk = 32;
+constexpr int kTwoPassSplits = 128;      // splits at least
+constexpr int kTwoPassElements = 65536;  // filter elements (R x S x C / groups x K) at most
 template <class Graph>
-void schedule_weight_output_gpu(Graph &g) {
+void schedule_weight_output_gpu(Graph &g, const ConvArgs *a = nullptr) {
     Var cbo("cbo"), cbi("cbi"), kbo("kbo"), kbi("kbi"), tap("tap");
     g.out.compute_root();
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage st, bool) {
@@ -89,6 +102,24 @@ void schedule_weight_output_gpu(Graph &g) {
             .gpu_blocks(tap);
     });
     g.dw.compute_at(g.out, cbi);
+    if (!a) return;
+    const Expr elements = a->R * a->S * (a->C / a->groups) * a->K;
+    Stage many = g.dw.update().specialize(g.splits >= kTwoPassSplits && elements <= kTwoPassElements);
+    RVar so("so"), si("si");
+    Var j("j"), sc("sc"), e("e"), eo("eo"), ei("ei");
+    many.split(g.rsp.x, so, si, kSplitsPerChunk, TailStrategy::GuardWithIf);
+    Func part = many.rfactor(so, j);  // part(s, r, cg, k, j)
+    part.compute_root().reorder_storage(g.s, g.cg, g.k, g.r, j);
+    for (Stage st : {Stage(part), part.update()}) {
+        std::vector<VarOrRVar> order = {g.s, g.cg, g.k, g.r, j};
+        if (st.name() != part.name()) order.insert(order.begin(), si);
+        st.reorder(order)
+            .fuse(g.s, g.cg, sc)
+            .fuse(sc, g.k, e)
+            .split(e, eo, ei, 64, TailStrategy::GuardWithIf)
+            .gpu_blocks(eo, g.r, j)
+            .gpu_threads(ei);
+    }
 }
 }  // namespace
 
@@ -520,7 +551,7 @@ void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, con
         in_registers(g.dy_row.in(g.partial), 1);
     }
 
-    schedule_weight_output_gpu(g);
+    schedule_weight_output_gpu(g, &a);
 }
 
 }  // namespace convbwd
