@@ -21,8 +21,11 @@ constexpr int kDirectGroupTasks = 16;
 // channel tiles, blocks of k measured 0.85-0.9x there (a 3x3 layer of 64 channels at 56 x 56, 8 tasks
 // for 2 before; docs/PERFORMANCE.md).
 constexpr int kDirectKBlocks = 8;
-// Output pixels an NHWC k_lanes register tile sums before it adds into the split's partial (whole
-// rows, at least one); x's and dy's rows are staged per block of them. The other tiles' 64 put a
+// Output pixels a register tile of the split kernels sums before it adds into the split's partial
+// (whole rows, at least one): short rows (7x7, 14x14 layers) do not pay the tile's update every few
+// FMAs. NHWC k_lanes tiles take more, their x's and dy's rows staged per block of them.
+constexpr int kTilePixels = 64;
+// Those NHWC k_lanes tiles' blocks. kTilePixels put a
 // tile's update of partial and a block's copy of x (its rows plus the filter's: 4 rows for 2 on
 // ResNeXt's 28 x 28 layers) beside every 56 pixels of FMAs: 256 measured 1.2-1.3x on ResNeXt's NHWC
 // grouped layers, where NCHW's k_lanes tiles (x transposed per block) lost 0.9x.
@@ -481,12 +484,11 @@ void schedule_bwd_weight_host(BwdWeightGraph &g, const BwdWeightHostParams &p, c
     // computed per register tile, so its tile_k x tile_c vectors of accumulators stay in
     // registers while the row's columns stream past; partial then gains each tile once per row.
     // (Accumulating into partial directly kept them in memory: a load and a store per FMA.)
-    // Rows summed per tile: enough for about 64 columns, so short rows (7x7, 14x14 layers) do
-    // not pay the tile's partial update every few FMAs.
+    // Rows summed per tile: enough for kTilePixels columns (kNhwcKLanesTilePixels).
     Var row("row");
     RVar rbo("rbo"), rbi("rbi");
     // c_outer: every row of the split in one pass (x is staged for them all anyway).
-    Expr rows_per_tile = p.c_outer ? g.rows : max(1, min(g.rows, (KL > 1 && layout == Layout::NHWC ? kNhwcKLanesTilePixels : 64) / max(1, a.Q)));
+    Expr rows_per_tile = p.c_outer ? g.rows : max(1, min(g.rows, (KL > 1 && layout == Layout::NHWC ? kNhwcKLanesTilePixels : kTilePixels) / max(1, a.Q)));
     g.partial.update().split(g.rr.y, rbo, rbi, rows_per_tile, TailStrategy::GuardWithIf);
     Func rowsum = g.partial.update().rfactor(rbo, row);
     // k tiles of TK; TK = 1 is k itself (a split by 1 made Halide 21 infer dy's k extent as

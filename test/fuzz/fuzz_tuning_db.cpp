@@ -14,12 +14,9 @@
 #include <vector>
 
 #include "runtime/src/internal.h"
+#include "test/fuzz/fuzz_check.h"
 
-namespace {
-void check(bool ok) {
-    if (!ok) __builtin_trap();
-}
-}  // namespace
+using convbwd::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const std::string text(reinterpret_cast<const char *>(data), size);
