@@ -668,10 +668,12 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
         define_copy_with_border(
             g.x_f, [&](Expr cx, Expr cy, Expr cc, Expr cn) { return decode(x(cx, cy, cc, cn), t); },
             max(0, min(a.W, x_hi)), max(0, min(a.H, y_hi)), -pl, x_hi, -pt, y_hi);
-        g.dy_f = Func("dy_f");
-        define_copy_with_border(
-            g.dy_f, [&](Expr cq, Expr cp, Expr ck, Expr cn) { return decode(dy(cq, cp, ck, cn), t); }, a.Q, a.P,
-            0, q_end, 0, a.P);
+        if (!a.weight_dy_in_place) {
+            g.dy_f = Func("dy_f");
+            define_copy_with_border(
+                g.dy_f, [&](Expr cq, Expr cp, Expr ck, Expr cn) { return decode(dy(cq, cp, ck, cn), t); }, a.Q,
+                a.P, 0, q_end, 0, a.P);
+        }
     } else if (k.filter == 1) {
         // Pointwise (no padding): output column q reads x at q * stride <= (Q - 1) * stride <=
         // W - 1, always inside x, so its loads stay plain (no range test, no clamp), as
@@ -685,7 +687,7 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
         g.x_f(xx, yy, c, n) = select(in_range(xx, a.W) && in_range(yy, a.H),
                                      decode(x(clamp(xx, 0, a.W - 1), clamp(yy, 0, a.H - 1), c, n), t), 0.0f);
     }
-    if (!(image_splits && a.weight_copy_planes)) {
+    if (!(image_splits && a.weight_copy_planes && !a.weight_dy_in_place)) {
         g.dy_f = Func("dy_f");
         if (round_q > 1)
             g.dy_f(q, p, kk, n) = select(q < a.Q, decode(dy(min(q, a.Q - 1), p, kk, n), t), 0.0f);

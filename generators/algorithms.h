@@ -63,8 +63,10 @@ struct ConvArgs {
     int weight_round_columns = 0;
     // Backward-weight with image splits: x_f (with its zero border) and dy_f (with its zeros past Q)
     // defined as copies with the border written apart (algorithms.cpp, define_copy_with_border), not
-    // through a border select whose clamped index gathers. A schedule setting this computes both.
+    // through a border select whose clamped index gathers. A schedule setting this computes both
+    // (with weight_dy_in_place, x only: dy_f reads dy plainly).
     bool weight_copy_planes = false;
+    bool weight_dy_in_place = false;
     // Backward-data with a packed filter (w_tile > 0), groups of exactly this many channels and k
     // (conv_bwd_data_host's group_lanes; the dispatcher's condition: c / groups = k / groups = it,
     // groups a multiple of w_tile / it): a tile's lanes hold w_tile / data_group_lanes whole groups

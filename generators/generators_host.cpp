@@ -68,9 +68,11 @@ public:
         if constexpr (gc == GroupClass::Depthwise) {
             args.likely_bounds = p.full_taps;  // x read in place, or staged per task
             // NCHW: column lanes over rows rounded up to whole vectors (dy and x staged per task).
-            if (layout == Layout::NCHW && !this->using_autoscheduler()) args.weight_round_columns = p.vec;
+            // (dy_in_place = 1: dy read in place, rows not rounded up, a row's last vector masked.)
+            if (layout == Layout::NCHW && !p.dy_in_place && !this->using_autoscheduler()) args.weight_round_columns = p.vec;
             // NCHW every tap in the tile: x and dy copied per task, their borders written apart.
             args.weight_copy_planes = layout == Layout::NCHW && p.full_taps && !this->using_autoscheduler();
+            args.weight_dy_in_place = p.dy_in_place;
         }
         if constexpr (kGroupedColumns) {
             args.weight_round_columns = p.vec;

@@ -758,6 +758,7 @@ void schedule_weight_column_full_taps(BwdWeightGraph &g, const ConvArgs &a, int 
     // multiple of V, so that its copied rows are aligned stores.
     g.x_f.align_bounds(g.x_f.args()[0], V);
     for (auto [f, per_task] : {std::pair{g.x_f, whole_groups}, std::pair{g.dy_f, false}}) {
+        if (f.name() == g.dy_f.name() && a.weight_dy_in_place) continue;  // read in place
         if (per_task) f.compute_at(g.partial, kbo);
         else f.compute_at(g.partial, kbi).hoist_storage(g.partial, kbo);
         for (int i = 0; i < f.num_update_definitions(); i++) {

@@ -407,6 +407,41 @@ TEST_CASE("NCHW grouped backward-weight along the columns: grouped layers of lon
     }
 }
 
+// NCHW depthwise backward-weight reading dy in place (dy_in_place): taken where dy's rows are whole
+// vectors (Q a multiple of the kernel's lanes), refused by name elsewhere with the rows named; the
+// copying kernels take the other rows.
+TEST_CASE("NCHW depthwise backward-weight reading dy in place: rows of whole vectors only") {
+    const std::string k16 = "bwdw_f32_nchw_s1_k3_host_dwc2k1v16fq4d", k8 = "bwdw_f32_nchw_s1_k3_host_dwc2k1fq2d";
+    if (!has_kernel(k16) || !has_kernel(k8)) return;
+    auto layer = [](int c, int hw) {
+        return with_derived_output(ConvProblem{.N = 1, .C = c, .H = hw, .W = hw, .K = c, .R = 3, .S = 3, .G = c,
+                                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                                               .layout = Layout::NCHW});
+    };
+    CHECK(kernel_params<BwdWeightDwHostParams>(desc_of(k8)).column_vector() == 8);
+    CHECK(kernel_params<BwdWeightDwHostParams>(desc_of(k16)).column_vector() == 16);
+    CHECK(chosen(layer(144, 56), CONVBWD_BWD_WEIGHT) == by_lanes(k8, k8));    // 56 columns: 8-lane rows
+    CHECK(chosen(layer(32, 112), CONVBWD_BWD_WEIGHT) == by_lanes(k16, k8));   // 112: 16-lane rows (AVX-512)
+    const std::string c28 = chosen(layer(192, 28), CONVBWD_BWD_WEIGHT);      // 28: the copying kernels
+    CHECK(c28 != k8);
+    CHECK(c28 != k16);
+    CHECK(select_named(k8, CONVBWD_BWD_WEIGHT, layer(192, 28)) == CONVBWD_NO_KERNEL);
+    CHECK(std::string(convbwd_last_error()).find("columns: q = 28 per row of dy (multiples of 8") != std::string::npos);
+    // Named for rows of whole vectors, in both widths, against the reference (two images, beta too).
+    std::mt19937 rng(5);
+    for (const std::string &k : {k8, k16}) {
+        ConvProblem p = layer(20, 32);
+        p.N = 2;
+        p = with_derived_output(p);
+        for (float beta : {0.0f, -2.0f}) {
+            RunResult r = run_against_reference(p, Direction::BwdWeight, k.c_str(), rng, 1.0f, beta, Device::Host);
+            REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
+            CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
+            CHECK(r.verify.unwritten == 0);
+        }
+    }
+}
+
 // Backward-weight skipping x's padding (skip_pad): taken where 15% of the terms or more read padding
 // (DeepLab's ASPP at rate 12 on 32x32: 44%), never where fewer do (Inception's 7x1 on 17x17: 10%).
 TEST_CASE("backward-weight skipping x's padding: dilated layers whose taps reach into it") {

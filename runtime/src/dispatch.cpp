@@ -131,18 +131,24 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
                " (k a multiple of " + std::to_string(v) + ", groups 1)";
     if (const int cv = column_vector(k); cv > 1) {
         // The kernel sees one row of H*W columns where it flattens the plane (runtime: api.cpp).
-        const bool flat = flattens_pointwise_plane(sel, p) && q.planes_dense;
-        const int64_t cols = flat ? (int64_t)p.H * p.W : p.W;
+        // Backward-weight (the host's depthwise kernels reading dy in place): dy's rows of Q columns.
+        const bool weight = k.dir == Direction::BwdWeight;
+        const bool flat = !weight && flattens_pointwise_plane(sel, p) && q.planes_dense;
+        const int64_t cols = weight ? p.Q : flat ? (int64_t)p.H * p.W : p.W;
         const std::string need = " (multiples of " + std::to_string(cv) + "; the kernel loads columns as vectors of " +
                                  std::to_string(cv) + ")";
         if (cols % cv != 0)
-            return "columns: w = " + std::to_string(p.W) +
-                   (flat ? ", one row of h * w = " + std::to_string(cols) : std::string(" per row")) + need;
+            return weight ? "columns: q = " + std::to_string(p.Q) + " per row of dy" + need
+                          : "columns: w = " + std::to_string(p.W) +
+                                (flat ? ", one row of h * w = " + std::to_string(cols) : std::string(" per row")) + need;
         // Packed tensors (no entries) are aligned once the row is: their strides are multiples of W.
-        for (const Query::Alignment &al : q.alignments)
-            if (al.dim != 3 && al.align % cv != 0 && !(flat && al.dim == 2))
-                return "tensors: " + al.field() + ": base addresses and strides must be multiples of " +
-                       std::to_string(cv) + " elements" + need;
+        // (Host kernels load unaligned vectors: rows of whole vectors are all they need.)
+        if (k.device != Device::Host) {
+            for (const Query::Alignment &al : q.alignments)
+                if (al.dim != 3 && al.align % cv != 0 && !(flat && al.dim == 2))
+                    return "tensors: " + al.field() + ": base addresses and strides must be multiples of " +
+                           std::to_string(cv) + " elements" + need;
+        }
     }
     if (const int iv = input_channel_vector(k); iv > 1) {
         // Input tensors (dy; backward-weight: x too) whose channels load in place as vectors.

@@ -332,7 +332,12 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q) {
 }
 
 int column_vector(const KernelInfo &k) {
-    if (k.dir != Direction::BwdData || k.device == Device::Host) return 1;
+    if (k.device == Device::Host) {
+        if (k.dir != Direction::BwdWeight) return 1;
+        const KnobValues &kv = kernel_knobs(k);
+        return kv.family->knobs == &BwdWeightDwHostParams::knobs ? to_params<BwdWeightDwHostParams>(kv).column_vector() : 1;
+    }
+    if (k.dir != Direction::BwdData) return 1;
     const KnobValues &kv = kernel_knobs(k);
     if (calls_fragments(*kv.family)) return to_params<BwdDataMmaGpuParams>(kv).column_vector();
     if (kv.family->knobs == &BwdDataStagedGpuParams::knobs) return to_params<BwdDataStagedGpuParams>(kv).column_vector();
