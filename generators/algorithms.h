@@ -64,8 +64,10 @@ struct ConvArgs {
     // Backward-weight with image splits: x_f (with its zero border) and dy_f (with its zeros past Q)
     // defined as copies with the border written apart (algorithms.cpp, define_copy_with_border), not
     // through a border select whose clamped index gathers. A schedule setting this computes both
-    // (with weight_dy_in_place, x only: dy_f reads dy plainly).
+    // (with weight_dy_in_place, x only).
     bool weight_copy_planes = false;
+    // With weight_copy_planes: dy_f reads dy in place (no copy, rows not rounded up; the depthwise
+    // host family's dy_in_place knob, whose kernels the dispatcher takes only for whole-vector rows).
     bool weight_dy_in_place = false;
     // Backward-data with a packed filter (w_tile > 0), groups of exactly this many channels and k
     // (conv_bwd_data_host's group_lanes; the dispatcher's condition: c / groups = k / groups = it,

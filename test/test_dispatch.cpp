@@ -62,6 +62,17 @@ std::string by_lanes(const std::string &k16, const std::string &k8) {
 convbwd_status select_named(const std::string &name, convbwd_direction dir, const ConvProblem &p) {
     return select_named(desc_of(name), dir, p);
 }
+// The host backward-weight kernel of that name on p against the reference, with beta 0 and -2 (the
+// output read back): every element written, every one within the reference's bound.
+void check_weight_named(const std::string &name, const ConvProblem &p, std::mt19937 &rng) {
+    for (float beta : {0.0f, -2.0f}) {
+        CAPTURE(beta);
+        RunResult r = run_against_reference(p, Direction::BwdWeight, name.c_str(), rng, 1.0f, beta, Device::Host);
+        REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
+        CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
+        CHECK(r.verify.unwritten == 0);
+    }
+}
 }  // namespace
 
 TEST_SUITE("dispatch") {
@@ -398,13 +409,7 @@ TEST_CASE("NCHW grouped backward-weight along the columns: grouped layers of lon
     std::mt19937 rng(11);
     ConvProblem p = layer(32, 4, 28, 1);
     p.N = 2;
-    p = with_derived_output(p);
-    for (float beta : {0.0f, -2.0f}) {
-        RunResult r = run_against_reference(p, Direction::BwdWeight, s1.c_str(), rng, 1.0f, beta, Device::Host);
-        REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
-        CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
-        CHECK(r.verify.unwritten == 0);
-    }
+    check_weight_named(s1, with_derived_output(p), rng);
 }
 
 // NCHW depthwise backward-weight reading dy in place (dy_in_place): taken where dy's rows are whole
@@ -432,13 +437,7 @@ TEST_CASE("NCHW depthwise backward-weight reading dy in place: rows of whole vec
     for (const std::string &k : {k8, k16}) {
         ConvProblem p = layer(20, 32);
         p.N = 2;
-        p = with_derived_output(p);
-        for (float beta : {0.0f, -2.0f}) {
-            RunResult r = run_against_reference(p, Direction::BwdWeight, k.c_str(), rng, 1.0f, beta, Device::Host);
-            REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
-            CHECK_MESSAGE(r.verify.ok, r.verify.mismatches, " mismatches, first ", r.verify.first_bad);
-            CHECK(r.verify.unwritten == 0);
-        }
+        check_weight_named(k, with_derived_output(p), rng);
     }
 }
 
