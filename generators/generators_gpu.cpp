@@ -129,16 +129,18 @@ public:
                                                     filter_class, max(*splits, 1), p.frag, p.vec, p.stage);
         constrain_weight_buffers();
         if (const int cv = p.channel_vector(); cv > 1) {
-            // The staged chunks read x's and dy's channels in groups of cv from the tensors in
-            // place: C, K, the bases and the other strides multiples of cv, which Halide then
-            // sees (the dispatcher checks first).
+            // The staged chunks read x's and dy's channels in groups of cv: C and K multiples of
+            // cv; NHWC loads a group as one vector from the tensors in place, so the bases and the
+            // other strides are multiples of cv too, which Halide then sees (the dispatcher checks
+            // first: weight_mma_input_vector).
             for (auto *buf : {a, b}) {
                 extent_multiple_of(buf, 2, cv);
-                channels_in_place(buf, cv, storage_type(dtype).bytes());
+                if (const int iv = weight_mma_input_vector(p, layout); iv > 1)
+                    channels_in_place(buf, iv, storage_type(dtype).bytes());
             }
         }
         require_valid(p, "conv_bwd_weight_mma_gpu");
-        schedule_bwd_weight_mma_gpu(g, p);
+        schedule_bwd_weight_mma_gpu(g, p, layout);
     }
 };
 

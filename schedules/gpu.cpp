@@ -601,14 +601,31 @@ void schedule_fragment_block(Func res, Func acc, const frag::Shape &fs, int tm, 
 // threads in flight serve them best. Staged through shared memory, 32 columns x 64 channels a
 // block: dy's copy 28 us against 34, x's the same, but the call 0.46 ms against 0.29 with 0.26 ms
 // of kernels; docs/PERFORMANCE.md, "pixel-group copies".)
-void schedule_column_copy(Func f, int vec) {
+// From an NCHW tensor (columns innermost already): 4 threads along the vectors of a row x 32 along
+// the channels, so a warp reads one 32-byte sector of each of 8 rows (16-bit data) and a row of 1-4
+// columns (U-Net's 4x4 valid layer: q = 1) leaves 3 of 4 threads idle, not 15 of 16 (H200, bf16: a
+// first version of 16 x 8 threads ran that layer 0.135 ms, the register tiles 0.093).
+void schedule_column_copy(Func f, int vec, Layout layout) {
     const std::vector<Var> v = f.args();
-    Var qo("qo"), qi("qi"), co("co"), ci("ci"), blk("blk");
+    Var qo("qo"), qi("qi"), co("co"), ci("ci"), blk("blk"), qoo("qoo"), qoi("qoi"), th("th");
     f.compute_root()
         .align_storage(v[0], vec)
         .align_bounds(v[0], vec)
-        .split(v[0], qo, qi, vec)
-        .split(v[1], co, ci, 64, TailStrategy::GuardWithIf);
+        .split(v[0], qo, qi, vec);
+    if (layout == Layout::NCHW) {
+        f.split(qo, qoo, qoi, 4, TailStrategy::GuardWithIf).split(v[1], co, ci, 32, TailStrategy::GuardWithIf);
+        std::vector<VarOrRVar> order = {qi, qoi, ci, qoo, co};
+        order.insert(order.end(), v.begin() + 2, v.end());
+        f.reorder(order).vectorize(qi).fuse(qoi, ci, th).fuse(qoo, co, blk);
+        for (size_t d = 2; d < v.size(); d++) {
+            Var wider("blk" + std::to_string(d));
+            f.fuse(blk, v[d], wider);
+            blk = wider;
+        }
+        f.gpu_blocks(blk).gpu_threads(th);
+        return;
+    }
+    f.split(v[1], co, ci, 64, TailStrategy::GuardWithIf);
     std::vector<VarOrRVar> order = {qi, ci, qo, co};
     order.insert(order.end(), v.begin() + 2, v.end());
     f.reorder(order).vectorize(qi).fuse(qo, co, blk);
@@ -947,7 +964,7 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p)
 // schedule above (acc per lane in registers, the block's fragments through shared memory, every
 // lane running every call); the block writes its partials to the workspace with the lanes along
 // the channels, and a second kernel sums the splits in order (as conv_bwd_weight_gpu's).
-void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuParams &p) {
+void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuParams &p, Layout layout) {
     const frag::Shape fs = frag::shape(p.frag);
     const int tm = p.tile_m, tn = p.tile_n;
     Var co("co"), ci("ci"), ko("ko"), ki("ki"), t("t"), to("to"), ti("ti"), tile("tile"), tap("tap");
@@ -997,20 +1014,28 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
         const LoopLevel chunk(g.partial, g.kc.x);
         for (Func f : {g.as, g.bs}) {
             const std::vector<Var> v = f.args();  // (j, v, group, kx, ...)
-            Var jg("jg"), jo("jo"), jl("jl");
+            Var jc("jc"), jg("jg"), jo("jo"), jl("jl");
             // (The thread loop outermost: serial loops outside it would each be a thread loop of
             // their own, a barrier after every vector.)
-            f.compute_at(chunk)
-                .store_in(MemoryType::GPUShared)
-                .bound(v[1], 0, kStagedChannelGroup)
-                .vectorize(v[1])
-                .reorder(v[1], v[0], v[2], v[3])
-                .fuse(v[0], v[2], jg)
-                .split(jg, jo, jl, threads, TailStrategy::GuardWithIf)
-                .reorder(v[1], jo, v[3], jl)
-                .gpu_threads(jl)
-                .unroll(jo)
-                .unroll(v[3]);
+            f.compute_at(chunk).store_in(MemoryType::GPUShared).bound(v[1], 0, kStagedChannelGroup);
+            if (weight_mma_input_vector(p, layout) > 1) {
+                // NHWC: a thread loads one pixel's group of channels as a vector and stores it
+                // across the pixel-innermost rows.
+                f.vectorize(v[1])
+                    .reorder(v[1], v[0], v[2], v[3])
+                    .fuse(v[0], v[2], jg)
+                    .split(jg, jo, jl, threads, TailStrategy::GuardWithIf)
+                    .reorder(v[1], jo, v[3], jl);
+            } else {
+                // NCHW: the pixels are innermost in the tensors as in the chunk: consecutive threads
+                // take consecutive pixels of a row (a warp reads two rows' 16 pixels, 32 bytes
+                // each), an element a thread, and store them as they lie.
+                f.fuse(v[0], v[1], jc)
+                    .fuse(jc, v[2], jg)
+                    .split(jg, jo, jl, threads, TailStrategy::GuardWithIf)
+                    .reorder(jo, v[3], jl);
+            }
+            f.gpu_threads(jl).unroll(jo).unroll(v[3]);
         }
     } else {
         schedule_fragment_block(g.res, g.partial, fs, tm, tn, LoopLevel(g.ws, tile), {}, {g.s, g.r, g.sp}, {g.kb.x});
@@ -1026,8 +1051,8 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
             .unroll(g.ct);
         if (g.stage == 0) {
             g.kinfo.compute_at(g.partial, g.kb.x).store_in(MemoryType::Register);
-            schedule_column_copy(g.dyt, g.vec);
-            schedule_column_copy(g.xs, g.vec);
+            schedule_column_copy(g.dyt, g.vec, layout);
+            schedule_column_copy(g.xs, g.vec, layout);
         }
     }
 

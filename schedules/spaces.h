@@ -433,6 +433,13 @@ inline int BwdDataMmaGpuParams::channel_vector() const { return 1; }
 inline int BwdDataMmaGpuParams::column_vector() const { return 1; }
 inline int BwdWeightMmaGpuParams::channel_vector() const { return stage > 0 ? kStagedChannelGroup : 1; }
 inline int BwdWeightMmaGpuParams::column_vector() const { return 1; }
+// The vector a backward-weight fragment kernel loads x's and dy's channels with in place (its staged
+// chunks, NHWC): C, K, the bases and the N, H, W strides multiples of it. NCHW's chunks load along the
+// pixels, an element a thread (1: no condition on the strides; channel_vector() still asks C and K in
+// groups of it).
+inline int weight_mma_input_vector(const BwdWeightMmaGpuParams &p, Layout l) {
+    return l == Layout::NHWC ? p.channel_vector() : 1;
+}
 inline int BwdDataGpuParams::column_vector() const { return stage ? 1 : std::max(1, xvec); }
 // GPU backward-data threads: along the channels where they are dense (NHWC, or the staged
 // channels-innermost copies), else along the columns (NCHW read in place), so a warp's loads are
@@ -632,7 +639,7 @@ inline const std::vector<Family> &families() {
          "NHWC f16/bf16 backward-data (stride 1, 2) as an implicit GEMM on matrix fragments (MFMA, mma.sync; emulated elsewhere)"},
         {"conv_bwd_weight_mma_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Any, "mma",
          &BwdWeightMmaGpuParams::knobs,
-         "NHWC f16/bf16 backward-weight as an implicit GEMM per filter tap on matrix fragments, split over the pixels"},
+         "f16/bf16 backward-weight (NHWC, NCHW) as an implicit GEMM per filter tap on matrix fragments, split over the pixels"},
         {"conv_bwd_data_dw_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Depthwise, "dw", &BwdDataGpuParams::knobs,
          "depthwise backward-data (c = k = groups): the GPU tiles read in place"},
         {"conv_bwd_weight_dw_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Depthwise, "dw",
@@ -948,7 +955,9 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         // Knobs both families' tables have, by name.
         const struct { int frag, tile_m, tile_n; } p{vals.get("frag"), vals.get("tile_m"), vals.get("tile_n")};
         if (!(e = need(c.dtype != DType::F32, "matrix fragments take f16 or bf16 (f32 has no matrix instruction here)")).empty()) return e;
-        if (!(e = need(c.layout == Layout::NHWC, "matrix fragments: layout nhwc")).empty()) return e;
+        if (!(e = need(c.layout == Layout::NHWC || f.dir == Direction::BwdWeight,
+                       "matrix-fragment backward-data: layout nhwc (its lanes read channel pairs in place)")).empty())
+            return e;
         if (!(e = need(f.dir == Direction::BwdWeight || c.stride != StrideClass::Any,
                        "matrix-fragment backward-data: stride class s1 or s2 (a compile-time stride: its phases are "
                        "a block's)")).empty()) return e;

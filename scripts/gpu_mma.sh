@@ -11,7 +11,7 @@
 #      kernels; CLASS=spatial: the others, with the s1 k3 / any kernels; STRIDE=s2: the stride-2
 #      layers with the s2 k1 / k3 kernels); DIR=bwd_weight: every
 #      ungrouped layer (any stride; pointwise: the k1 kernels, spatial: the any ones). bf16 (DTYPE=f16:
-#      f16), NHWC,
+#      f16), NHWC (LAYOUT=NCHW: the nchw kernels, NCHW tensors),
 #      against cuDNN in the same process (CUDA beside the OpenCL queue, TF32 off): the frag=1
 #      kernels of both targets (MMA_KERNELS: a regex over their names), the library's cuda default (SIMT), and cuDNN in
 #      NCHW for the peer's best layout. SUITES, ITERS, VERIFY as named; BUDGET_S: no suite starts
@@ -59,7 +59,8 @@ suite_file() {
       sed -e "s/^conv[a-z0-9]* /$drv_cmd /" -e "s/-F [0-9]/-F $F/"
 }
 filters=k1; [ "${CLASS:-pointwise}" = pointwise ] || filters='(k3|any)'
-kernels=$("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "${prefix}_${dtype}_nhwc_${strides}_${filters}_(opencl|cuda)_mmaf1[a-z0-9]*" |
+layout=${LAYOUT:-NHWC} lc=$(echo "${LAYOUT:-NHWC}" | tr A-Z a-z)
+kernels=$("$bin/convbwd-driver" --list-kernels 2>/dev/null | grep -oE "${prefix}_${dtype}_${lc}_${strides}_${filters}_(opencl|cuda)_mmaf1[a-z0-9]*" |
           sort -u | grep -E "${MMA_KERNELS:-.}")
 default_suites="resnet50 mobilenet_v2 efficientnet_b0 inception_v3 deeplab_v3"
 [ "${CLASS:-pointwise}" = pointwise ] || default_suites="resnet50 vgg16 unet inception_v3 deeplab_v3"
@@ -72,7 +73,7 @@ for s in ${SUITES:-$default_suites}; do
   if [ $((SECONDS - t0)) -gt "${BUDGET_S:-100000}" ]; then rows+=("$s: skipped (BUDGET_S=${BUDGET_S} s spent)"); continue; fi
   for k in $kernels; do
     target=opencl; [[ $k == *_cuda_* ]] && target=cuda
-    timeout 120 "$bin/convbwd-driver" --shapes $f -I NHWC --target $target --kernel $k --compare cudnn -t 1 \
+    timeout 120 "$bin/convbwd-driver" --shapes $f -I $layout --target $target --kernel $k --compare cudnn -t 1 \
         -i ${ITERS:-10} -V ${VERIFY:-1} --json > "$out/${s}_$k.json" 2> "$out/${s}_$k.err"
     rows+=("$s $k: rc=$?")
   done
@@ -84,6 +85,6 @@ for s in ${SUITES:-$default_suites}; do
 done
 printf '%s\n' "${rows[@]}" | tee "$out/rows.txt"
 echo
-python3 scripts/mma_summary.py "$out" | tee "$out/summary.md"
+python3 scripts/mma_summary.py --layout "$layout" "$out" | tee "$out/summary.md"
 # Everything in one file (the device tool brings back a limited number of files).
 tar czf "$out/mma.tgz" -C "$out" $(cd "$out" && ls | grep -v mma.tgz) && (cd "$out" && ls | grep -vE 'mma.tgz|summary.md' | xargs rm -f)

@@ -9,7 +9,8 @@
 #   CLASSES="s1:pointwise s1:spatial").
 #   SUITES (resnet50), DTYPES (bf16), CLASSES (all four, as "s1:pointwise s2:spatial"),
 #   MMA_KERNELS (a regex over kernel names, default: the cuda ones), ITERS, VERIFY (0: the
-#   conformance run is the check), STEP_TIMEOUT (s per class run, 150).
+#   conformance run is the check), STEP_TIMEOUT (s per class run, 150), LAYOUT (NHWC; NCHW: the nchw
+#   kernels on NCHW tensors, the library's NCHW choice as the default).
 # Carry .device/bin (scripts/gpu_build.sh). One archive in $OUT; the tables are printed last.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -43,7 +44,7 @@ for suite in ${SUITES:-resnet50}; do
       [ -f "$d/summary.md" ] && { echo "## $suite $dt $st $c"; tail -n +3 "$d/summary.md"; } >> "$root/summaries.md"
       runs+=("$d")
     done
-    { echo "## $suite $dt"; python3 scripts/mma_network.py "$suite" "${runs[@]}"; } >> "$root/network.md"
+    { echo "## $suite $dt"; python3 scripts/mma_network.py --layout "${LAYOUT:-NHWC}" "$suite" "${runs[@]}"; } >> "$root/network.md"
   done
 done
 cat "$root/rows.txt" "$root/summaries.md" "$root/network.md" 2>/dev/null | cut -c1-220

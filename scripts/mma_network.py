@@ -7,8 +7,9 @@ best layout over the group's layers among those that took all of them (what a tu
 problem class would pick); a layer no fragment kernel took keeps the library's cuda default from
 the same run (a run of no fragment kernel, gpu_mma.sh's MMA_KERNELS='^$': the library's choices,
 tuning database included). A layer in several runs counts once (the first run given).
-Prints per run and per direction the geomean against cuDNN NHWC and its best layout.
-Usage: mma_network.py [--kernels REGEX] SUITE DIR...  (DIR: an unpacked gpu_mma.sh archive; REGEX:
+Prints per run and per direction the geomean against cuDNN in the layout (NHWC; --layout NCHW) and its
+best layout.
+Usage: mma_network.py [--layout L] [--kernels REGEX] SUITE DIR...  (DIR: an unpacked gpu_mma.sh archive; REGEX:
 only the fragment kernels whose names it matches, say the library's defaults)"""
 import glob
 import math
@@ -22,18 +23,21 @@ from mma_summary import best_peers, key, rows
 gm = lambda v: math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
 args = sys.argv[1:]
 only = re.compile(".")
+layout = "NHWC"
+if args[:1] == ["--layout"]:
+    layout, args = args[1], args[2:]
 if args[:1] == ["--kernels"]:
     only, args = re.compile(args[1]), args[2:]
 suite, dirs = args[0], args[1:]
 seen = set()
-total = defaultdict(lambda: ([], []))  # direction -> (vs NHWC, vs best)
-print("| run | direction | layers | kernel | vs cuDNN NHWC | vs cuDNN best layout |")
+total = defaultdict(lambda: ([], []))  # direction -> (vs the layout, vs best)
+print(f"| run | direction | layers | kernel | vs cuDNN {layout} | vs cuDNN best layout |")
 print("|---|---|---:|---|---:|---:|")
 for d in dirs:
     peers = best_peers(d)
     best = {l: t for (s, l), t in peers.items() if s == suite}
     default = {}
-    p = os.path.join(d, f"{suite}_cuda_NHWC.json")
+    p = os.path.join(d, f"{suite}_cuda_{layout}.json")
     for r in rows(p) if os.path.exists(p) else []:
         if r.get("time_ms") and r.get("peer_time_ms"):
             default[key(r)] = r

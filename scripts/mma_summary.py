@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Table of scripts/gpu_mma.sh's rows: per suite and kernel, the geomean of cuDNN time / convbwd time
-in the same layout (NHWC) and against cuDNN's faster layout per layer (NHWC or NCHW, from the
+in the same layout (NHWC; --layout NCHW: NCHW) and against cuDNN's faster layout per layer (NHWC or NCHW, from the
 cuda runs' peer times), with convbwd's median and best TFLOP/s and the geomean of its roofline
 floor / time (floor = max(FLOPs / 787 TFLOP/s bf16 tensor-core GEMM, bytes / 2971 GB/s), the H100
-ceilings measured on the device machine, shared/DESIGN.md). Usage: mma_summary.py DIR"""
+ceilings measured on the device machine, shared/DESIGN.md). Usage: mma_summary.py [--layout NHWC|NCHW] DIR"""
 import glob
 import json
 import math
@@ -40,12 +40,13 @@ def best_peers(d):
     return best
 
 
-def main(d):
+def main(d, layout="NHWC"):
+    other = "NCHW" if layout == "NHWC" else "NHWC"
     best_peer = best_peers(d)
     table = defaultdict(list)
     for path in sorted(glob.glob(os.path.join(d, "*.json"))):
         base = os.path.basename(path)[: -len(".json")]
-        if base.endswith("_cuda_NCHW"):
+        if base.endswith("_cuda_" + other):  # only cuDNN's other layout, for the best-layout ratio
             continue
         suite = suite_of(path)
         for r in rows(path):
@@ -56,7 +57,7 @@ def main(d):
                 (r["peer_time_ms"] / r["time_ms"], best_peer[(suite, key(r))] / r["time_ms"], r.get("tflops", 0),
                  bool(r.get("verified")) or bool(r.get("peer_verified")), floor_ms / r["time_ms"]))
     # checked: verified against the double reference (-V 1), or (-V 0) cuDNN's output agrees with it.
-    print("| suite | kernel | layers | vs cuDNN NHWC | vs cuDNN best layout | TFLOP/s median | TFLOP/s max | floor / time | checked |")
+    print(f"| suite | kernel | layers | vs cuDNN {layout} | vs cuDNN best layout | TFLOP/s median | TFLOP/s max | floor / time | checked |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     gm = lambda v: math.exp(sum(math.log(x) for x in v) / len(v))
     for (s, k), v in sorted(table.items()):
@@ -66,4 +67,8 @@ def main(d):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    a = sys.argv[1:]
+    lay = "NHWC"
+    if a[:1] == ["--layout"]:
+        lay, a = a[1], a[2:]
+    main(a[0], lay)

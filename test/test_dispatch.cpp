@@ -732,9 +732,10 @@ TEST_CASE("fragment backward-data defaults: planes of at most half a block's col
 }
 
 // Matrix-fragment backward-weight kernels with staged chunks (stage > 0) read x's and dy's channels
-// in place in groups of 8: they refuse c or k not a multiple of 8, and x's or dy's strides or base
-// not multiples of 8 elements, naming what; packed tensors of multiples of 8 pass. Refused before
-// anything runs (the host buffers below are never read).
+// in groups of 8: they refuse c or k not a multiple of 8; NHWC ones load a group in place as one
+// vector and refuse x's or dy's strides or base not multiples of 8 elements too, naming what; packed
+// tensors of multiples of 8 pass. Refused before anything runs (the host buffers below are never
+// read). NCHW ones load a pixel a thread: no condition on strides or bases (weight_mma_input_vector).
 TEST_CASE("staged fragment backward-weight kernels refuse channels, strides and bases they cannot load") {
     int checked = 0;
     for (int i = 0; i < convbwd_kernel_count(); i++) {
@@ -746,23 +747,29 @@ TEST_CASE("staged fragment backward-weight kernels refuse channels, strides and 
         const std::string name = d.name;
         CAPTURE(name);
         const int f = class_filter_or(d, 3);
+        const bool nhwc = d.layout == CONVBWD_NHWC;
         auto problem = [&](int C, int K) {
             return with_derived_output(ConvProblem{.N = 2, .C = C, .H = 6, .W = 6, .K = K, .R = f, .S = f, .G = 1,
                                                    .pad_top = f / 2, .pad_bottom = f / 2, .pad_left = f / 2,
-                                                   .pad_right = f / 2, .dtype = (DType)d.dtype, .layout = Layout::NHWC});
+                                                   .pad_right = f / 2, .dtype = (DType)d.dtype,
+                                                   .layout = nhwc ? Layout::NHWC : Layout::NCHW});
         };
         convbwd_exec e{};
         e.target = d.target;
         e.kernel = d.name;
         const char *got = nullptr;
         convbwd_problem c = to_c(problem(16, 24));
-        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, d.dtype, CONVBWD_NHWC, &e, &got) == CONVBWD_SUCCESS);
+        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, d.dtype, d.layout, &e, &got) == CONVBWD_SUCCESS);
         for (auto ck : {std::pair{12, 24}, std::pair{16, 20}}) {
             c = to_c(problem(ck.first, ck.second));
-            CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, d.dtype, CONVBWD_NHWC, &e, &got) == CONVBWD_NO_KERNEL);
+            CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, d.dtype, d.layout, &e, &got) == CONVBWD_NO_KERNEL);
             const std::string err = convbwd_last_error();
             CHECK_MESSAGE(err.find("channels: ") != std::string::npos, err);
             CHECK_MESSAGE(err.find("vectors of 8") != std::string::npos, err);
+        }
+        if (!nhwc) {
+            checked++;
+            continue;
         }
         // x with pixels of 20 elements (c = 16 and 4 of padding), then packed one element past an
         // aligned base; dy likewise.

@@ -93,7 +93,7 @@ int64_t gpu_grid_rows(const Selection &s, const Query &q);
 // and the tensors' strides and bases must be multiples of it; 1 for every other kernel.
 int column_vector(const KernelInfo &k);
 // The vector a matrix-fragment kernel loads its input tensors' channels with in place (backward-
-// data: dy, vec; backward-weight with staged chunks: x and dy, channel_vector()): k, their bases
+// data: dy, vec; backward-weight with NHWC staged chunks: x and dy, weight_mma_input_vector()): k, their bases
 // and their N, H and W strides must be multiples of it; 1 for every other kernel.
 int input_channel_vector(const KernelInfo &k);
 // A staged GPU kernel's block (0, 0 for every other kernel): backward-data (conv_bwd_data_staged_gpu)

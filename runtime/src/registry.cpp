@@ -273,7 +273,7 @@ int input_channel_vector(const KernelInfo &k) {
     const KnobValues &kv = kernel_knobs(k);
     if (!calls_fragments(*kv.family)) return 1;
     return k.dir == Direction::BwdData ? to_params<BwdDataMmaGpuParams>(kv).vec
-                                       : to_params<BwdWeightMmaGpuParams>(kv).channel_vector();
+                                       : weight_mma_input_vector(to_params<BwdWeightMmaGpuParams>(kv), k.layout);
 }
 
 StagedBlock staged_block(const KernelInfo &k) {
