@@ -108,7 +108,7 @@ public:
             channels_in_place(a, p.vec, storage_type(dtype).bytes());
         }
         require_valid(p, "conv_bwd_data_mma_gpu");
-        schedule_bwd_data_mma_gpu(g, p);
+        schedule_bwd_data_mma_gpu(g, p, layout);
     }
 };
 

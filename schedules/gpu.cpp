@@ -920,8 +920,8 @@ void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStag
 // prelude merges into one matrix instruction. Every lane runs every call: res (the block's
 // fragments, in shared memory) has a fixed extent (bound), so no guard reaches acc but the
 // stride's tap test, the same for every lane; out reads res with the lanes along the channels
-// (coalesced stores), guarded at the tails.
-void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p) {
+// (NHWC) or the columns (NCHW), the tensor's innermost dim (coalesced stores), guarded at the tails.
+void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p, Layout layout) {
     const frag::Shape fs = frag::shape(p.frag);
     const int tm = p.tile_m, tn = p.tile_n;
     Var xo("xo"), xi("xi"), co("co"), ci("ci"), yn("yn"), t("t"), to("to"), ti("ti");
@@ -950,12 +950,12 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p)
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
         s.split(g.x, xo, xi, data_block_columns(p) * g.sx, TailStrategy::GuardWithIf)
             .split(g.c, co, ci, fs.N * tn, TailStrategy::GuardWithIf)
-            .reorder(ci, xi, co, xo, g.y, g.n)
-            .fuse(g.y, g.n, yn)
-            .fuse(ci, xi, t)
-            .split(t, to, ti, fs.lanes)
-            .gpu_blocks(co, xo, yn)
-            .gpu_threads(ti);
+            .fuse(g.y, g.n, yn);
+        if (layout == Layout::NCHW)
+            s.reorder(xi, ci, co, xo, yn).fuse(xi, ci, t);
+        else
+            s.reorder(ci, xi, co, xo, yn).fuse(ci, xi, t);
+        s.split(t, to, ti, fs.lanes).gpu_blocks(co, xo, yn).gpu_threads(ti);
     });
 }
 

@@ -64,7 +64,7 @@ void schedule_bwd_weight_grouped_host(BwdWeightGraph &g, const BwdWeightGroupedH
 
 void schedule_bwd_data_gpu(BwdDataGraph &g, const BwdDataGpuParams &p, const ConvArgs &a, Layout layout,
                            StrideClass sc, FilterClass fc, GroupClass gc = GroupClass::Any);
-void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p);
+void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p, Layout layout);
 void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuParams &p, Layout layout);
 void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStagedGpuParams &p, Layout layout);
 void schedule_bwd_weight_gpu(BwdWeightGraph &g, const BwdWeightGpuParams &p, const ConvArgs &a, Layout layout,

@@ -636,7 +636,7 @@ inline const std::vector<Family> &families() {
          "f32 backward-weight as an implicit GEMM per filter tap, operands staged per block in shared memory, split over the rows"},
         {"conv_bwd_data_mma_gpu", Direction::BwdData, ScheduleKind::Gpu, GroupClass::Any, "mma",
          &BwdDataMmaGpuParams::knobs,
-         "NHWC f16/bf16 backward-data (stride 1, 2) as an implicit GEMM on matrix fragments (MFMA, mma.sync; emulated elsewhere)"},
+         "f16/bf16 backward-data (stride 1, 2; NHWC, NCHW with vec=1) as an implicit GEMM on matrix fragments (MFMA, mma.sync; emulated elsewhere)"},
         {"conv_bwd_weight_mma_gpu", Direction::BwdWeight, ScheduleKind::Gpu, GroupClass::Any, "mma",
          &BwdWeightMmaGpuParams::knobs,
          "f16/bf16 backward-weight (NHWC, NCHW) as an implicit GEMM per filter tap on matrix fragments, split over the pixels"},
@@ -955,8 +955,9 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         // Knobs both families' tables have, by name.
         const struct { int frag, tile_m, tile_n; } p{vals.get("frag"), vals.get("tile_m"), vals.get("tile_n")};
         if (!(e = need(c.dtype != DType::F32, "matrix fragments take f16 or bf16 (f32 has no matrix instruction here)")).empty()) return e;
-        if (!(e = need(c.layout == Layout::NHWC || f.dir == Direction::BwdWeight,
-                       "matrix-fragment backward-data: layout nhwc (its lanes read channel pairs in place)")).empty())
+        if (!(e = need(c.layout == Layout::NHWC || f.dir == Direction::BwdWeight || vals.get("vec") == 1,
+                       "matrix-fragment backward-data, layout nchw: vec=1 (vec=4 loads dy's channel groups in place as "
+                       "vectors, which nchw lays a plane apart)")).empty())
             return e;
         if (!(e = need(f.dir == Direction::BwdWeight || c.stride != StrideClass::Any,
                        "matrix-fragment backward-data: stride class s1 or s2 (a compile-time stride: its phases are "
