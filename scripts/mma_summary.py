@@ -2,8 +2,9 @@
 """Table of scripts/gpu_mma.sh's rows: per suite and kernel, the geomean of cuDNN time / convbwd time
 in the same layout (NHWC; --layout NCHW: NCHW) and against cuDNN's faster layout per layer (NHWC or NCHW, from the
 cuda runs' peer times), with convbwd's median and best TFLOP/s and the geomean of its roofline
-floor / time (floor = max(FLOPs / 787 TFLOP/s bf16 tensor-core GEMM, bytes / 2971 GB/s), the H100
-ceilings measured on the device machine, shared/DESIGN.md). Usage: mma_summary.py [--layout NHWC|NCHW] DIR"""
+floor / time (floor = max(FLOPs / 787 TFLOP/s bf16 tensor-core GEMM, bytes / bandwidth): the H100's
+ceilings measured on the device machine, shared/DESIGN.md; an H200 (the run's device.txt) has the same
+chip and 4300 GB/s, docs/PERFORMANCE.md's ceilings). Usage: mma_summary.py [--layout NHWC|NCHW] DIR"""
 import glob
 import json
 import math
@@ -40,8 +41,14 @@ def best_peers(d):
     return best
 
 
+def bandwidth(d):  # bytes/s of the run's GPU
+    p = os.path.join(d, "device.txt")
+    return 4300e9 if os.path.exists(p) and "H200" in open(p).read() else 2971e9
+
+
 def main(d, layout="NHWC"):
     other = "NCHW" if layout == "NHWC" else "NHWC"
+    bw = bandwidth(d)
     best_peer = best_peers(d)
     table = defaultdict(list)
     for path in sorted(glob.glob(os.path.join(d, "*.json"))):
@@ -52,7 +59,7 @@ def main(d, layout="NHWC"):
         for r in rows(path):
             if r.get("error") or not r.get("time_ms") or not r.get("peer_time_ms"):
                 continue
-            floor_ms = max(r["flops"] / 787e12, r["bytes"] / 2971e9) * 1e3
+            floor_ms = max(r["flops"] / 787e12, r["bytes"] / bw) * 1e3
             table[(suite, r["kernel"])].append(
                 (r["peer_time_ms"] / r["time_ms"], best_peer[(suite, key(r))] / r["time_ms"], r.get("tflops", 0),
                  bool(r.get("verified")) or bool(r.get("peer_verified")), floor_ms / r["time_ms"]))
