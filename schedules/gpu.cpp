@@ -612,29 +612,29 @@ void schedule_column_copy(Func f, int vec, Layout layout) {
         .align_storage(v[0], vec)
         .align_bounds(v[0], vec)
         .split(v[0], qo, qi, vec);
+    std::vector<VarOrRVar> order;
+    Var thread = ci;  // NHWC: a thread per channel; NCHW: th = (vector of the row, channel)
     if (layout == Layout::NCHW) {
         f.split(qo, qoo, qoi, 4, TailStrategy::GuardWithIf).split(v[1], co, ci, 32, TailStrategy::GuardWithIf);
-        std::vector<VarOrRVar> order = {qi, qoi, ci, qoo, co};
-        order.insert(order.end(), v.begin() + 2, v.end());
-        f.reorder(order).vectorize(qi).fuse(qoi, ci, th).fuse(qoo, co, blk);
-        for (size_t d = 2; d < v.size(); d++) {
-            Var wider("blk" + std::to_string(d));
-            f.fuse(blk, v[d], wider);
-            blk = wider;
-        }
-        f.gpu_blocks(blk).gpu_threads(th);
-        return;
+        order = {qi, qoi, ci, qoo, co};
+    } else {
+        f.split(v[1], co, ci, 64, TailStrategy::GuardWithIf);
+        order = {qi, ci, qo, co};
     }
-    f.split(v[1], co, ci, 64, TailStrategy::GuardWithIf);
-    std::vector<VarOrRVar> order = {qi, ci, qo, co};
     order.insert(order.end(), v.begin() + 2, v.end());
-    f.reorder(order).vectorize(qi).fuse(qo, co, blk);
+    f.reorder(order).vectorize(qi);
+    if (layout == Layout::NCHW) {
+        f.fuse(qoi, ci, th).fuse(qoo, co, blk);
+        thread = th;
+    } else {
+        f.fuse(qo, co, blk);
+    }
     for (size_t d = 2; d < v.size(); d++) {
         Var wider("blk" + std::to_string(d));
         f.fuse(blk, v[d], wider);
         blk = wider;
     }
-    f.gpu_blocks(blk).gpu_threads(ci);
+    f.gpu_blocks(blk).gpu_threads(thread);
 }
 }  // namespace
 
