@@ -323,7 +323,7 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
 }
 
 BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t, StrideClass sc,
-                                    FilterClass fc, int frag_kind, int vec) {
+                                    FilterClass fc, int frag_kind, int vec, bool dy_copy) {
     BwdDataMmaGraph g;
     g.vec = vec;
     g.beta = a.beta;
@@ -351,9 +351,17 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
     Expr p = ey / sx;  // dy's row: the same for every lane
     // dy at column q, row pp, channel `at` where q, pp are inside it and k_in holds, else zero
     // (clamped reads; a 1x1 filter's column and row are never negative or past P).
+    Func dy_src = dy;
+    if (dy_copy) {  // BwdDataMmaGraph::dyt (vec > 1)
+        Var kk("kk"), q("q"), pp("pp");
+        g.dyt = Func("dyt");
+        g.dyt(kk, q, pp, n) = select(kk < a.K, dy(q, pp, min(kk, a.K - 1), n), cast(st, 0));
+        dy_src = Func("dy_src");
+        dy_src(q, pp, kk, n) = g.dyt(kk, q, pp, n);
+    }
     auto dy_or_zero = [&](Expr q, Expr pp, Expr k_in, Expr at, Expr img) {
         Expr in = k1.filter == 1 ? q < a.Q : q >= 0 && q < a.Q && pp >= 0 && pp < a.P;
-        return select(in && k_in, dy(clamp(q, 0, a.Q - 1), clamp(pp, 0, a.P - 1), at, img), cast(st, 0));
+        return select(in && k_in, dy_src(clamp(q, 0, a.Q - 1), clamp(pp, 0, a.P - 1), at, img), cast(st, 0));
     };
     // The operands, zero past the tensors: dy at column q, row pp, channel kk; w at tap (s, r).
     {
@@ -372,13 +380,15 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
             bv.push_back(g.b_op(fs.N * ct + frag::b_col(fs, l, j), fs.K * g.kb.x + frag::b_k(fs, l, j), tap_s, tap_r));
     } else {
         // Channel groups of vec = 4 (K a multiple of 4: a group is inside dy or past it whole, so
-        // its first channel is clamped, not each element, and its loads stay dense).
+        // its first channel is clamped, not each element, and its loads stay dense). From dyt
+        // (dy_copy), zero past K to the k-blocks' end: any K, no clamp.
         Var &e = g.e, &h = g.h, &kx = g.kx, &ts = g.ts, &tr = g.tr, k("k"), c("c");
         Expr k0 = fs.K * kx + vec * frag::group_of(fs, l);
         Expr q = fs.M * mt + frag::a_row(fs, l, 0) + 8 * h + col_off(ph, ts) / sx;
         g.a_lane = Func("a_lane");
         g.a_lane(e, h, mt, kx, ts, tr, l, ph, y, n) =
-            dy_or_zero(q, row_off(y, tr) / sx, k0 < a.K, max(min(k0, a.K - vec), 0) + e, n);
+            g.dyt.defined() ? dy_or_zero(q, row_off(y, tr) / sx, Halide::Internal::const_true(), k0 + e, n)
+                            : dy_or_zero(q, row_off(y, tr) / sx, k0 < a.K, max(min(k0, a.K - vec), 0) + e, n);
         g.wt = Func("wt");
         g.wt(k, c, ts, tr) = g.b_op(c, k, ts, tr);
         g.b_lane = Func("b_lane");

@@ -153,6 +153,10 @@ struct BwdDataMmaGraph {
     // r), w copied with k innermost and zero past the tensor. A schedule computes a_lane and b_lane
     // per k-block in registers (vectors along e) and wt at the root.
     Halide::Func a_lane, b_lane, wt;
+    // dy_copy (NCHW, vec > 1): dyt(k, q, p, n) = dy with its channels innermost, zero from K to the
+    // k-blocks' end, which a_lane reads instead of dy (a plane apart in NCHW, a group's channels
+    // would be vec loads). Undefined otherwise. A schedule computes it at the root.
+    Halide::Func dyt;
     Halide::Var e{"e"}, h{"h"}, kx{"kx"}, ts{"ts"}, tr{"tr"};
     int vec = 1;
     Halide::Var i{"i"}, l{"l"}, mt{"mt"}, ct{"ct"}, ph{"ph"}, x{"x"}, y{"y"}, c{"c"}, n{"n"};
@@ -162,7 +166,7 @@ struct BwdDataMmaGraph {
 };
 BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
                                     const ConvArgs &a, DType t, StrideClass sc, FilterClass fc, int frag_kind,
-                                    int vec = 1);
+                                    int vec = 1, bool dy_copy = false);
 
 // Backward-data at stride 1 as an implicit GEMM staged per block (conv_bwd_data_staged_gpu):
 // dx[pixel, c] = sum over taps (s, r) and k of dy[pixel shifted by the tap, k] w[s, r, c, k], with

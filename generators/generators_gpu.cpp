@@ -99,13 +99,14 @@ public:
         add_requirement(args.groups == 1, "matrix-fragment kernels take groups == 1");
         const BwdDataMmaGpuParams p = knobs.params();
         BwdDataMmaGraph g =
-            define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.frag, p.vec);
+            define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.frag, p.vec,
+                                data_mma_copies_dy(p, layout));
         constrain_bwd_data_buffers();
-        if (p.vec > 1) {
-            // dy's channel groups load as vectors: k, dy's base and its other strides multiples of
-            // the vector, which Halide then sees (the dispatcher checks first).
-            add_requirement(args.K % p.vec == 0, "vec kernels take k a multiple of the vector");
-            channels_in_place(a, p.vec, storage_type(dtype).bytes());
+        if (const int iv = data_mma_input_vector(p, layout); iv > 1) {
+            // dy's channel groups load as vectors in place: k, dy's base and its other strides
+            // multiples of the vector, which Halide then sees (the dispatcher checks first).
+            add_requirement(args.K % iv == 0, "vec kernels take k a multiple of the vector");
+            channels_in_place(a, iv, storage_type(dtype).bytes());
         }
         require_valid(p, "conv_bwd_data_mma_gpu");
         schedule_bwd_data_mma_gpu(g, p, layout);

@@ -636,6 +636,29 @@ void schedule_column_copy(Func f, int vec, Layout layout) {
     }
     f.gpu_blocks(blk).gpu_threads(thread);
 }
+// The reverse: a copy f(k, q, rest...) with the channels k innermost (rows aligned to `vec`) from an
+// NCHW tensor (columns innermost): a thread per column and group of `vec` channels, a warp along 32
+// columns of each of its channels (coalesced reads), each thread writing its group as one vector;
+// 32 columns x 8 groups a block, one flat grid.
+void schedule_channel_copy(Func f, int vec) {
+    const std::vector<Var> v = f.args();
+    Var ko("ko"), ki("ki"), qo("qo"), qi("qi"), koo("koo"), koi("koi"), blk("blk");
+    f.compute_root()
+        .align_storage(v[0], vec)
+        .align_bounds(v[0], vec)
+        .split(v[0], ko, ki, vec)
+        .split(v[1], qo, qi, 32, TailStrategy::GuardWithIf)
+        .split(ko, koo, koi, 8, TailStrategy::GuardWithIf);
+    std::vector<VarOrRVar> order = {ki, qi, koi, qo, koo};
+    order.insert(order.end(), v.begin() + 2, v.end());
+    f.reorder(order).vectorize(ki).fuse(qo, koo, blk);
+    for (size_t d = 2; d < v.size(); d++) {
+        Var wider("blk" + std::to_string(d));
+        f.fuse(blk, v[d], wider);
+        blk = wider;
+    }
+    f.gpu_blocks(blk).gpu_threads(qi, koi);
+}
 }  // namespace
 
 namespace {
@@ -931,7 +954,8 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p,
                             {g.kb.x, g.kb.y, g.kb.z});
     if (g.vec > 1) {
         // The lane's channel groups of a k-block, loaded as vectors into registers before its calls;
-        // w's copy (k innermost, rows padded to the vector) once per call, threads along k.
+        // w's copy (k innermost, rows padded to the vector) once per call, threads along k; NCHW,
+        // dy's copy (dyt: channels innermost) once per call too.
         g.a_lane.compute_at(g.acc, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
             .unroll(g.h).unroll(g.mt);
         g.b_lane.compute_at(g.acc, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
@@ -946,6 +970,7 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p,
             .reorder(ki, wv[1], ko, rs)
             .gpu_blocks(wv[1], ko, rs)
             .gpu_threads(ki);
+        if (g.dyt.defined()) schedule_channel_copy(g.dyt, g.vec);  // NCHW
     }
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
         s.split(g.x, xo, xi, data_block_columns(p) * g.sx, TailStrategy::GuardWithIf)

@@ -282,8 +282,8 @@ inline int staged_dy_row_words(const BwdDataStagedGpuParams &p) { return data_bl
     X(tile_n, 1, Compile, "n!", "fragments per wave along the channels (32 or 8 channels each)", 1, 2, 4, 8) \
     X(vec, 1, Compile, "v",                                                                                  \
       "4 = each lane's operand elements are groups of 4 consecutive channels (fragment k mapped to "        \
-      "channels so), loaded as 8-byte vectors: dy in place (k a multiple of 4, dy's base and strides "      \
-      "multiples of 4 elements), w from a copy with k innermost made at the start of the call",             \
+      "channels so), loaded as 8-byte vectors: NHWC dy in place (k a multiple of 4, dy's base and strides " \
+      "multiples of 4 elements), NCHW dy and w from copies with k innermost made at the start of the call", \
       1, 4)                                                                                                  \
     X(flat, 1, Launch, "", "1 = a pointwise problem with dense planes presented as one row of H*W pixels (else a row is W pixels)", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
@@ -440,6 +440,11 @@ inline int BwdWeightMmaGpuParams::column_vector() const { return 1; }
 inline int weight_mma_input_vector(const BwdWeightMmaGpuParams &p, Layout l) {
     return l == Layout::NHWC ? p.channel_vector() : 1;
 }
+// Whether a backward-data fragment kernel copies dy with its channels innermost first (NCHW, vec > 1:
+// BwdDataMmaGraph::dyt, zero past K), and the vector it loads dy's channels with in place: NHWC vec
+// (K, dy's base and its N, H, W strides multiples of it); a copying kernel asks nothing of the tensor.
+inline bool data_mma_copies_dy(const BwdDataMmaGpuParams &p, Layout l) { return l == Layout::NCHW && p.vec > 1; }
+inline int data_mma_input_vector(const BwdDataMmaGpuParams &p, Layout l) { return data_mma_copies_dy(p, l) ? 1 : p.vec; }
 inline int BwdDataGpuParams::column_vector() const { return stage ? 1 : std::max(1, xvec); }
 // GPU backward-data threads: along the channels where they are dense (NHWC, or the staged
 // channels-innermost copies), else along the columns (NCHW read in place), so a warp's loads are
@@ -955,10 +960,6 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         // Knobs both families' tables have, by name.
         const struct { int frag, tile_m, tile_n; } p{vals.get("frag"), vals.get("tile_m"), vals.get("tile_n")};
         if (!(e = need(c.dtype != DType::F32, "matrix fragments take f16 or bf16 (f32 has no matrix instruction here)")).empty()) return e;
-        if (!(e = need(c.layout == Layout::NHWC || f.dir == Direction::BwdWeight || vals.get("vec") == 1,
-                       "matrix-fragment backward-data, layout nchw: vec=1 (vec=4 loads dy's channel groups in place as "
-                       "vectors, which nchw lays a plane apart)")).empty())
-            return e;
         if (!(e = need(f.dir == Direction::BwdWeight || c.stride != StrideClass::Any,
                        "matrix-fragment backward-data: stride class s1 or s2 (a compile-time stride: its phases are "
                        "a block's)")).empty()) return e;

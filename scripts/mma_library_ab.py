@@ -7,8 +7,10 @@ the library with those kernels as defaults; a layer none took, or whose library 
 (defaults ahead of ORDER), keeps the library's row. Prints per
 suite and dtype: layers, library / new geomean (min, max), cuDNN in the layout / new and cuDNN's
 best layout / new (geomean, min), and the layers under 1.0 against the library.
-Usage: mma_library_ab.py --layout NCHW --order 'TAG,TAG,...' [--keep REGEX] DIR...   (DIR: an unpacked archive of
-gpu_mma_network.sh, holding mma-<dtype>-<suite>-<stride>-<class>/ runs; TAG: a kernel name's tail
+--before: ORDER is the dispatch order before a change and the library (built after it) is what is
+measured: prints before / library (the change's speed-up) and cuDNN / library instead.
+Usage: mma_library_ab.py --layout NCHW --order 'TAG,TAG,...' [--keep REGEX] [--before] DIR...   (DIR: an unpacked
+archive of gpu_mma_network.sh, holding mma-<dtype>-<suite>-<stride>-<class>/ runs; TAG: a kernel name's tail
 after the device, with the filter class, as k1_cuda_mmaf1m2n8v4)"""
 import argparse
 import glob
@@ -24,6 +26,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--layout", default="NHWC")
 ap.add_argument("--order", required=True)
 ap.add_argument("--keep", default="^$", help="library rows whose kernel this matches stay (defaults ahead of ORDER)")
+ap.add_argument("--before", action="store_true", help="ORDER is the dispatch before a change; the library is after it")
 ap.add_argument("dirs", nargs="+")
 a = ap.parse_args()
 order = a.order.split(",")
@@ -53,9 +56,12 @@ for top in a.dirs:
                 if hit:
                     new = hit[0]
                     break
+            if a.before:  # the library is the new one, ORDER the old dispatch
+                old, new = new, old
             table[(suite, dt)].append((old["time_ms"] / new["time_ms"], new["peer_time_ms"] / new["time_ms"],
                                        best[l] / new["time_ms"], l, new["kernel"]))
-print(f"| suite | dtype | layers | library / new: geomean (min, max) | cuDNN {a.layout} / new | cuDNN best layout / new: geomean (min) |")
+lib, new = ("before", "library") if a.before else ("library", "new")
+print(f"| suite | dtype | layers | {lib} / {new}: geomean (min, max) | cuDNN {a.layout} / {new} | cuDNN best layout / {new}: geomean (min) |")
 print("|---|---|---:|---|---:|---|")
 for (suite, dt), v in sorted(table.items()):
     sp = [x[0] for x in v]
@@ -63,6 +69,6 @@ for (suite, dt), v in sorted(table.items()):
           f"{gm([x[2] for x in v]):.3f} ({min(x[2] for x in v):.3f}) |")
 slower = [(s, dt, x) for (s, dt), v in sorted(table.items()) for x in v if x[0] < 1.0]
 if slower:
-    print("\nLayers slower than the library's choice:")
+    print(f"\nLayers slower than {lib}:")
     for s, dt, x in slower:
         print(f"- {s} {dt} {x[0]:.2f}x {x[4]}: {x[3]}")

@@ -638,7 +638,8 @@ TEST_CASE("a kernel loading channels as vectors refuses channels that are not a 
 // Matrix-fragment backward-data kernels with vec=4 load dy's channels (k) in place as vectors of 4:
 // they refuse k not a multiple of 4, and dy's strides (and, off OpenCL, its base) not multiples of
 // 4 elements, naming what; packed tensors of k a multiple of 4 pass. Refused before anything runs
-// (the host buffer below is never read).
+// (the host buffer below is never read). The NCHW ones read a copy of dy (channels innermost, zero
+// past k) and take k = 38.
 TEST_CASE("fragment kernels loading dy's channels as vectors refuse k, strides and bases they cannot load") {
     int checked = 0;
     for (int i = 0; i < convbwd_kernel_count(); i++) {
@@ -649,16 +650,24 @@ TEST_CASE("fragment kernels loading dy's channels as vectors refuse k, strides a
         const std::string name = d.name;
         CAPTURE(name);
         const int f = class_filter_or(d, 3), stride = std::string(d.stride_class) == "s2" ? 2 : 1;
+        const Layout layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC;
         auto problem = [&](int K) {
             return with_derived_output(ConvProblem{.N = 2, .C = 16, .H = 6, .W = 6, .K = K, .R = f, .S = f, .G = 1,
                                                    .pad_top = f / 2, .pad_bottom = f / 2, .pad_left = f / 2,
                                                    .pad_right = f / 2, .stride_h = stride, .stride_w = stride,
-                                                   .dtype = (DType)d.dtype, .layout = Layout::NHWC});
+                                                   .dtype = (DType)d.dtype, .layout = layout});
         };
         convbwd_exec e{};
         e.target = d.target;
         e.kernel = d.name;
         const char *got = nullptr;
+        if (layout == Layout::NCHW) {
+            // NCHW reads a copy of dy with its channels innermost, zero past k: any k.
+            convbwd_problem c = to_c(problem(38));
+            CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, d.dtype, CONVBWD_NCHW, &e, &got) == CONVBWD_SUCCESS);
+            checked++;
+            continue;
+        }
         convbwd_problem c = to_c(problem(40));
         CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, d.dtype, CONVBWD_NHWC, &e, &got) == CONVBWD_SUCCESS);
         c = to_c(problem(38));
@@ -693,12 +702,13 @@ TEST_CASE("fragment kernels loading dy's channels as vectors refuse k, strides a
 TEST_CASE("fragment backward-data defaults: planes of at most half a block's columns go to narrower blocks") {
     int checked = 0;
     for (const char *fc : {"k3", "any"})
+    for (convbwd_layout lay : {CONVBWD_NHWC, CONVBWD_NCHW})
     for (convbwd_dtype dt : {CONVBWD_BF16, CONVBWD_F16}) {
         std::string wide, narrow;
         for (int i = 0; i < convbwd_kernel_count(); i++) {
             convbwd_kernel_desc d;
             REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
-            if (d.direction != CONVBWD_BWD_DATA || d.target != CONVBWD_TARGET_CUDA || d.dtype != dt ||
+            if (d.direction != CONVBWD_BWD_DATA || d.target != CONVBWD_TARGET_CUDA || d.dtype != dt || d.layout != lay ||
                 std::string(d.family) != "conv_bwd_data_mma_gpu" || std::string(d.stride_class) != "s1" ||
                 std::string(d.filter_class) != fc || std::string(d.role) != "default" || !std::strstr(d.schedule, " vec=4"))
                 continue;
@@ -710,13 +720,14 @@ TEST_CASE("fragment backward-data defaults: planes of at most half a block's col
             // 3x3 for the class k3, 1x3 (Inception's) for the class any.
             const int R = std::string(fc) == "k3" ? 3 : 1;
             ConvProblem p{.N = 2, .C = 64, .H = W, .W = W, .K = 64, .R = R, .S = 3, .G = 1, .pad_top = R / 2,
-                          .pad_bottom = R / 2, .pad_left = 1, .pad_right = 1, .dtype = (DType)dt, .layout = Layout::NHWC};
+                          .pad_bottom = R / 2, .pad_left = 1, .pad_right = 1, .dtype = (DType)dt,
+                          .layout = lay == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
             convbwd_problem c = to_c(with_derived_output(p));
             convbwd_exec e{};
             e.target = CONVBWD_TARGET_CUDA;
             e.kernel = named;
             const char *got = nullptr;
-            REQUIRE(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, dt, CONVBWD_NHWC, &e, &got) == CONVBWD_SUCCESS);
+            REQUIRE(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, dt, lay, &e, &got) == CONVBWD_SUCCESS);
             return std::string(got);
         };
         CAPTURE(fc);
@@ -728,7 +739,50 @@ TEST_CASE("fragment backward-data defaults: planes of at most half a block's col
         CHECK(pick(14, wide.c_str()) == wide);
         checked++;
     }
-    MESSAGE(checked, " dtypes x filter classes checked");
+    MESSAGE(checked, " layouts x dtypes x filter classes checked");
+}
+
+// Rule G2 (runtime/src/dispatch.cpp): a fragment backward-data default that copies dy first (NCHW,
+// vec=4) leaves a 1x1 layer of c < 128 to the default after it that reads dy in place; c = 128 and 256
+// stay on it, and named by the caller it takes c = 64. Runs where those cuda kernels are built.
+TEST_CASE("fragment backward-data defaults: 1x1 layers of few channels skip the kernels that copy dy") {
+    int checked = 0;
+    for (const char *sc : {"s1", "s2"})
+    for (convbwd_dtype dt : {CONVBWD_BF16, CONVBWD_F16}) {
+        std::string copying, in_place;
+        for (int i = 0; i < convbwd_kernel_count(); i++) {
+            convbwd_kernel_desc d;
+            REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+            if (d.direction != CONVBWD_BWD_DATA || d.target != CONVBWD_TARGET_CUDA || d.dtype != dt ||
+                d.layout != CONVBWD_NCHW || std::string(d.family) != "conv_bwd_data_mma_gpu" ||
+                std::string(d.stride_class) != sc || std::string(d.filter_class) != "k1" || std::string(d.role) != "default")
+                continue;
+            const bool copies = std::strstr(d.schedule, " vec=4") != nullptr;
+            if (copies && copying.empty()) copying = d.name;
+            if (!copies && !copying.empty() && in_place.empty()) in_place = d.name;
+        }
+        if (copying.empty() || in_place.empty()) continue;
+        auto pick = [&](int C, const char *named) {
+            const int u = std::string(sc) == "s2" ? 2 : 1;
+            ConvProblem p{.N = 2, .C = C, .H = 14, .W = 14, .K = 256, .R = 1, .S = 1, .G = 1, .stride_h = u,
+                          .stride_w = u, .dtype = (DType)dt, .layout = Layout::NCHW};
+            convbwd_problem c = to_c(with_derived_output(p));
+            convbwd_exec e{};
+            e.target = CONVBWD_TARGET_CUDA;
+            e.kernel = named;
+            const char *got = nullptr;
+            REQUIRE(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, dt, CONVBWD_NCHW, &e, &got) == CONVBWD_SUCCESS);
+            return std::string(got);
+        };
+        CAPTURE(copying);
+        CAPTURE(in_place);
+        CHECK(pick(64, nullptr) == in_place);
+        CHECK(pick(128, nullptr) == copying);
+        CHECK(pick(256, nullptr) == copying);
+        CHECK(pick(64, copying.c_str()) == copying);
+        checked++;
+    }
+    MESSAGE(checked, " strides x dtypes checked");
 }
 
 // Matrix-fragment backward-weight kernels with staged chunks (stage > 0) read x's and dy's channels

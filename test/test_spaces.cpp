@@ -134,9 +134,6 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
          "m.txt:1: knobs: not valid: x_in_place = 1: layout nhwc"},
         {"conv_bwd_weight_dw_host f32 nhwc s1 k3 host candidate 10 tile_q=2\n",
          "m.txt:1: knobs: not valid: tile_q > 1 and x_in_place = 1 need full_taps = 1"},
-        // Fragment backward-data in NCHW: lanes read dy's channels one at a time (vec=1) only.
-        {"conv_bwd_data_mma_gpu bf16 nchw s1 k1 cuda candidate 10 frag=1 vec=4\n",
-         "m.txt:1: knobs: not valid: matrix-fragment backward-data, layout nchw: vec=1"},
         // Staged fragment backward-weight: its rules between knobs, device and shared memory.
         {"conv_bwd_weight_mma_gpu bf16 nhwc any k1 cuda candidate 10 frag=1 stage=2\n",
          "m.txt:1: knobs: not valid: stage > 0 needs vec=4"},

@@ -334,26 +334,43 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
 // ran 1.37-1.66x faster on 16-pixel blocks than on the 32-pixel default, Inception-v3's 8x8 layers
 // (class any) 1.18-1.99x; 28 columns and more were as fast or faster on 32; docs/PERFORMANCE.md,
 // "Matrix fragments: staged chunks and folded rows").
+// (G2) A matrix-fragment backward-data default that copies dy first (data_mma_copies_dy: NCHW, vec=4)
+// over a 1x1 filter: where c < kCopyDyMinChannels, the copy (a pass over dy, which a 1x1 layer's 2c
+// FLOPs per element of dy do not hide) costs more than its vector loads save, and a default of the
+// class reading dy in place follows (H200, bf16, ResNet-50: c = 64 ran 0.63-0.76x its in-place twin,
+// c = 128 the same, c >= 256 1.07-1.65x; docs/PERFORMANCE.md, "NCHW backward-data: dy copied ...").
+static constexpr int kCopyDyMinChannels = 128;
 static std::string gpu_default_misfit(const KernelInfo &k, const ConvProblem &p) {
-    if (k.device == Device::Host || k.dir != Direction::BwdData || k.stride != StrideClass::S1 || k.filter == FilterClass::K1)
-        return {};
+    if (k.device == Device::Host || k.dir != Direction::BwdData) return {};
     const KnobValues &kv = kernel_knobs(k);
     if (!calls_fragments(*kv.family)) return {};
-    auto block_columns = [](const KnobValues &v) { return data_block_columns(to_params<BwdDataMmaGpuParams>(v)); };
-    const int cols = block_columns(kv);
-    if (2 * p.W > cols) return {};
-    bool after = false;
-    for (const KernelInfo *o : *kernel_list()) {
-        if (o == &k) after = true;
-        if (!after || o->role != Role::Default || o->dir != k.dir || o->device != k.device || o->dtype != k.dtype ||
-            o->layout != k.layout || o->stride != k.stride || o->filter != k.filter)
-            continue;
-        const KnobValues &ov = kernel_knobs(*o);
-        if (ov.family == kv.family && block_columns(ov) < cols)
-            return "columns: w = " + std::to_string(p.W) + " fills at most half of the kernel's rows of " +
-                   std::to_string(cols) + " pixels; " + o->name + " (" + std::to_string(block_columns(ov)) +
-                   ") follows";
+    auto params = [](const KnobValues &v) { return to_params<BwdDataMmaGpuParams>(v); };
+    // The first default of k's kind and class after it in the list, of its family, that `better` holds for.
+    auto later = [&](auto better) -> const KernelInfo * {
+        bool after = false;
+        for (const KernelInfo *o : *kernel_list()) {
+            if (o == &k) after = true;
+            if (!after || o == &k || o->role != Role::Default || o->dir != k.dir || o->device != k.device ||
+                o->dtype != k.dtype || o->layout != k.layout || o->stride != k.stride || o->filter != k.filter)
+                continue;
+            if (const KnobValues &ov = kernel_knobs(*o); ov.family == kv.family && better(ov)) return o;
+        }
+        return nullptr;
+    };
+    if (k.filter == FilterClass::K1 && p.C < kCopyDyMinChannels && data_mma_copies_dy(params(kv), k.layout)) {
+        if (const KernelInfo *o = later([&](const KnobValues &ov) { return !data_mma_copies_dy(params(ov), k.layout); }))
+            return "channels: c = " + std::to_string(p.C) + " under " + std::to_string(kCopyDyMinChannels) +
+                   ": a 1x1 layer's copy of dy costs more than the kernel's vector loads save; " + o->name +
+                   " (dy in place) follows";
+        return {};
     }
+    if (k.stride != StrideClass::S1 || k.filter == FilterClass::K1) return {};
+    const int cols = data_block_columns(params(kv));
+    if (2 * p.W > cols) return {};
+    if (const KernelInfo *o = later([&](const KnobValues &ov) { return data_block_columns(params(ov)) < cols; }))
+        return "columns: w = " + std::to_string(p.W) + " fills at most half of the kernel's rows of " +
+               std::to_string(cols) + " pixels; " + o->name + " (" + std::to_string(data_block_columns(params(kernel_knobs(*o)))) +
+               ") follows";
     return {};
 }
 

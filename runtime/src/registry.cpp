@@ -272,7 +272,7 @@ int channel_vector(const KernelInfo &k) {
 int input_channel_vector(const KernelInfo &k) {
     const KnobValues &kv = kernel_knobs(k);
     if (!calls_fragments(*kv.family)) return 1;
-    return k.dir == Direction::BwdData ? to_params<BwdDataMmaGpuParams>(kv).vec
+    return k.dir == Direction::BwdData ? data_mma_input_vector(to_params<BwdDataMmaGpuParams>(kv), k.layout)
                                        : weight_mma_input_vector(to_params<BwdWeightMmaGpuParams>(kv), k.layout);
 }
 
