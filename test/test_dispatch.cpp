@@ -31,6 +31,17 @@ convbwd_status select_named(const convbwd_kernel_desc &d, convbwd_direction dir,
     const char *got = nullptr;
     return convbwd_select_kernel(&c, dir, CONVBWD_F32, d.layout, &e, &got);
 }
+// The cuda backward-data kernel chosen for p (its output derived; dtype and layout p's), or the
+// kernel named, as the dispatcher's walk takes it.
+std::string cuda_data_choice(const ConvProblem &p, const char *named) {
+    convbwd_problem c = to_c(with_derived_output(p));
+    convbwd_exec e{};
+    e.target = CONVBWD_TARGET_CUDA;
+    e.kernel = named;
+    const char *got = nullptr;
+    REQUIRE(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, to_c(p.dtype), to_c(p.layout), &e, &got) == CONVBWD_SUCCESS);
+    return got;
+}
 // A built kernel's params: its schedule string read in its family's space.
 template <class Params>
 Params kernel_params(const convbwd_kernel_desc &d) {
@@ -719,16 +730,11 @@ TEST_CASE("fragment backward-data defaults: planes of at most half a block's col
         auto pick = [&](int W, const char *named) {
             // 3x3 for the class k3, 1x3 (Inception's) for the class any.
             const int R = std::string(fc) == "k3" ? 3 : 1;
-            ConvProblem p{.N = 2, .C = 64, .H = W, .W = W, .K = 64, .R = R, .S = 3, .G = 1, .pad_top = R / 2,
-                          .pad_bottom = R / 2, .pad_left = 1, .pad_right = 1, .dtype = (DType)dt,
-                          .layout = lay == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};
-            convbwd_problem c = to_c(with_derived_output(p));
-            convbwd_exec e{};
-            e.target = CONVBWD_TARGET_CUDA;
-            e.kernel = named;
-            const char *got = nullptr;
-            REQUIRE(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, dt, lay, &e, &got) == CONVBWD_SUCCESS);
-            return std::string(got);
+            return cuda_data_choice(ConvProblem{.N = 2, .C = 64, .H = W, .W = W, .K = 64, .R = R, .S = 3, .G = 1,
+                                                .pad_top = R / 2, .pad_bottom = R / 2, .pad_left = 1, .pad_right = 1,
+                                                .dtype = (DType)dt,
+                                                .layout = lay == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC},
+                                    named);
         };
         CAPTURE(fc);
         CAPTURE(wide);
@@ -764,15 +770,9 @@ TEST_CASE("fragment backward-data defaults: 1x1 layers of few channels skip the 
         if (copying.empty() || in_place.empty()) continue;
         auto pick = [&](int C, const char *named) {
             const int u = std::string(sc) == "s2" ? 2 : 1;
-            ConvProblem p{.N = 2, .C = C, .H = 14, .W = 14, .K = 256, .R = 1, .S = 1, .G = 1, .stride_h = u,
-                          .stride_w = u, .dtype = (DType)dt, .layout = Layout::NCHW};
-            convbwd_problem c = to_c(with_derived_output(p));
-            convbwd_exec e{};
-            e.target = CONVBWD_TARGET_CUDA;
-            e.kernel = named;
-            const char *got = nullptr;
-            REQUIRE(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, dt, CONVBWD_NCHW, &e, &got) == CONVBWD_SUCCESS);
-            return std::string(got);
+            return cuda_data_choice(ConvProblem{.N = 2, .C = C, .H = 14, .W = 14, .K = 256, .R = 1, .S = 1, .G = 1,
+                                                .stride_h = u, .stride_w = u, .dtype = (DType)dt, .layout = Layout::NCHW},
+                                    named);
         };
         CAPTURE(copying);
         CAPTURE(in_place);
