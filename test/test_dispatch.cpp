@@ -443,6 +443,10 @@ TEST_CASE("NCHW depthwise backward-weight reading dy in place: rows of whole vec
     CHECK(c28 != k16);
     CHECK(select_named(k8, CONVBWD_BWD_WEIGHT, layer(192, 28)) == CONVBWD_NO_KERNEL);
     CHECK(std::string(convbwd_last_error()).find("columns: q = 28 per row of dy (multiples of 8") != std::string::npos);
+    // Rule (5): rows of at most 8 columns leave the 16-lane column kernels to an 8-lane one (any host).
+    CHECK(chosen(layer(960, 7), CONVBWD_BWD_WEIGHT).find("v16") == std::string::npos);
+    CHECK(chosen(layer(384, 14), CONVBWD_BWD_WEIGHT) == by_lanes("bwdw_f32_nchw_s1_k3_host_dwc2k1v16fq4",
+                                                                  "bwdw_f32_nchw_s1_k3_host_dwc2k1fq2"));
     // Named for rows of whole vectors, in both widths, against the reference (two images, beta too).
     std::mt19937 rng(5);
     for (const std::string &k : {k8, k16}) {

@@ -267,6 +267,14 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
                    "-column vectors a row; the kernels of channel vectors follow";
         return {};
     }
+    // (5) NCHW depthwise backward-weight along the columns (full_taps): 16-lane vectors over rows of dy of
+    // at most 8 columns run at most half full, and the 8-lane defaults that follow take them (MobileNet-v2's
+    // 960-channel and EfficientNet-b0's 1152-channel 7x7 layers: 1.2-1.6x, 3 rounds; 14x14 1.05x, 28x28
+    // 0.8-1.0x; docs/PERFORMANCE.md, "Host: NCHW depthwise backward-weight of 7-column rows").
+    if (kv.family->knobs == &BwdWeightDwHostParams::knobs && k.layout == Layout::NCHW && kv.get("full_taps") &&
+        2 * p.Q <= vec)
+        return "columns: q = " + std::to_string(p.Q) + " fills at most half of the kernel's " + std::to_string(vec) +
+               "-column vectors a row; an 8-lane default follows";
     // Depthwise kernels tile c (= groups) in masked tiles of 16-lane vectors: the channel counts of
     // MobileNet-v2 and EfficientNet-b0 are multiples of 16 (docs/PERFORMANCE.md, "Host on a Zen 5 VM").
     if (kv.family->groups == GroupClass::Depthwise) return {};
