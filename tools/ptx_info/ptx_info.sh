@@ -6,8 +6,11 @@
 #   tools/ptx_info/ptx_info.sh bwdw_f32_nchw_s1_k3_cuda_c4k4fst3u7v4    (a cuda kernel name)
 #   tools/ptx_info/ptx_info.sh <generator -g name> <key=value ...>      (any parameters)
 # MAX_REGS: the register cap (default: the build's CONVBWD_CUDA_MAX_REGISTERS, else 128, the
-# value libconvbwd gives Halide's JIT). Prints one line per entry point (`_kernel_<func>_...`)
-# and leaves the PTX in $PTX_DIR (default /tmp/convbwd-ptx).
+# value libconvbwd gives Halide's JIT). Matrix-fragment kernels: their calls become mma.sync first, as
+# the runtime does at load (the build's convbwd_ptx_fragments), and their entries get `.maxnreg
+# FRAGMENT_MAXNREG` (default 255, the runtime's CONVBWD_FRAGMENT_MAXNREG), which takes precedence over
+# the cap. Prints one line per entry point (`_kernel_<func>_...`) and leaves the PTX in $PTX_DIR
+# (default /tmp/convbwd-ptx).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD_DIR:-$here/build-gpu}
@@ -45,6 +48,11 @@ if i < 0 or j < 0:
     sys.exit("no PTX in the generator's debug output (has Halide's message changed?)")
 open(sys.argv[2], "w").write(s[i + len(mark):j])
 PY
+if grep -q convbwd_mma "$out/$name.ptx"; then
+  [ -x "$build/convbwd_ptx_fragments" ] || (cd "$build" && ninja convbwd_ptx_fragments >/dev/null)
+  "$build/convbwd_ptx_fragments" "$out/$name.ptx" "$out/$name.ptx" "${FRAGMENT_MAXNREG:-255}"
+  echo "matrix fragments: mma.sync inlined, .maxnreg ${FRAGMENT_MAXNREG:-255}"
+fi
 echo "ptxas $(ptxas --version | grep -oE "V[0-9.]+" | head -1)"
 ptxas -arch=sm_90 -v --maxrregcount="$regs" "$out/$name.ptx" -o /dev/null > "$gdir/ptxas.txt" 2>&1 ||
     { cat "$gdir/ptxas.txt" >&2; exit 1; }

@@ -1,0 +1,34 @@
+// The load-time rewrite of runtime/src/cuda_fragments.cpp as a command: a Halide PTX file whose
+// fragment calls (convbwd_mma16x8x16_*) become mma.sync, as the runtime hands it to the driver, so that
+// ptxas can compile it apart (tools/ptx_info/ptx_info.sh).
+//   convbwd_ptx_fragments IN.ptx OUT.ptx [MAXNREG]   (MAXNREG: the entries' .maxnreg, as the runtime's
+//   CONVBWD_FRAGMENT_MAXNREG; default 255, the runtime's; 0: none)
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "runtime/src/cuda_fragments.h"
+
+int main(int argc, char **argv) {
+    if (argc < 3 || argc > 4) {
+        std::fprintf(stderr, "usage: %s IN.ptx OUT.ptx [MAXNREG]\n", argv[0]);
+        return 2;
+    }
+    std::ifstream in(argv[1]);
+    if (!in) {
+        std::fprintf(stderr, "%s: cannot read\n", argv[1]);
+        return 1;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string error;
+    const std::string out = convbwd::inline_cuda_fragments(text.str(), &error, argc == 4 ? std::atoi(argv[3]) : 255);
+    if (out.empty()) {
+        std::fprintf(stderr, "%s: %s\n", argv[1], error.c_str());
+        return 1;
+    }
+    std::ofstream(argv[2]) << out;
+    return 0;
+}
