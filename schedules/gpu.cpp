@@ -593,6 +593,17 @@ void schedule_fragment_block(Func res, Func acc, const frag::Shape &fs, int tm, 
     acc.update().reorder(upd).unroll(mt).unroll(ct);
 }
 
+// A copy's grid as one flat dim: its block index blk (of its first two dims) fused with every
+// further dim of f, as gpu_blocks (no 65535 limit on a dim). Returns f for the thread dims.
+Func flat_grid(Func f, Var blk) {
+    const std::vector<Var> v = f.args();
+    for (size_t d = 2; d < v.size(); d++) {
+        Var wider("blk" + std::to_string(d));
+        f.fuse(blk, v[d], wider);
+        blk = wider;
+    }
+    return f.gpu_blocks(blk);
+}
 // A copy f(q, c, rest...) with the columns q innermost (rows aligned to the vector `vec`) from a
 // tensor with the channels c innermost: a thread per channel (coalesced reads along c), each
 // writing `vec` columns as one vector; one flat grid of blocks (no 65535 limit on a dim). (16
@@ -629,12 +640,7 @@ void schedule_column_copy(Func f, int vec, Layout layout) {
     } else {
         f.fuse(qo, co, blk);
     }
-    for (size_t d = 2; d < v.size(); d++) {
-        Var wider("blk" + std::to_string(d));
-        f.fuse(blk, v[d], wider);
-        blk = wider;
-    }
-    f.gpu_blocks(blk).gpu_threads(thread);
+    flat_grid(f, blk).gpu_threads(thread);
 }
 // The reverse: a copy f(k, q, rest...) with the channels k innermost (rows aligned to `vec`) from an
 // NCHW tensor (columns innermost): a thread per column and group of `vec` channels, a warp along 32
@@ -652,12 +658,7 @@ void schedule_channel_copy(Func f, int vec) {
     std::vector<VarOrRVar> order = {ki, qi, koi, qo, koo};
     order.insert(order.end(), v.begin() + 2, v.end());
     f.reorder(order).vectorize(ki).fuse(qo, koo, blk);
-    for (size_t d = 2; d < v.size(); d++) {
-        Var wider("blk" + std::to_string(d));
-        f.fuse(blk, v[d], wider);
-        blk = wider;
-    }
-    f.gpu_blocks(blk).gpu_threads(qi, koi);
+    flat_grid(f, blk).gpu_threads(qi, koi);
 }
 }  // namespace
 

@@ -60,8 +60,9 @@ for top in a.dirs:
                 old, new = new, old
             table[(suite, dt)].append((old["time_ms"] / new["time_ms"], new["peer_time_ms"] / new["time_ms"],
                                        best[l] / new["time_ms"], l, new["kernel"]))
-lib, new = ("before", "library") if a.before else ("library", "new")
-print(f"| suite | dtype | layers | {lib} / {new}: geomean (min, max) | cuDNN {a.layout} / {new} | cuDNN best layout / {new}: geomean (min) |")
+col_old, col_new = ("before", "library") if a.before else ("library", "new")
+print(f"| suite | dtype | layers | {col_old} / {col_new}: geomean (min, max) | cuDNN {a.layout} / {col_new} | "
+      f"cuDNN best layout / {col_new}: geomean (min) |")
 print("|---|---|---:|---|---:|---|")
 for (suite, dt), v in sorted(table.items()):
     sp = [x[0] for x in v]
@@ -69,6 +70,6 @@ for (suite, dt), v in sorted(table.items()):
           f"{gm([x[2] for x in v]):.3f} ({min(x[2] for x in v):.3f}) |")
 slower = [(s, dt, x) for (s, dt), v in sorted(table.items()) for x in v if x[0] < 1.0]
 if slower:
-    print(f"\nLayers slower than {lib}:")
+    print(f"\nLayers slower than {col_old}:")
     for s, dt, x in slower:
         print(f"- {s} {dt} {x[0]:.2f}x {x[4]}: {x[3]}")

@@ -184,7 +184,7 @@ extern "C" int convbwd_cuda_fragments_initialize_kernels(void *user_context, voi
             // CONVBWD_FRAGMENT_MAXNREG=N: the entries' register limit (0: none; Halide's JIT cap).
             static const int max_registers = [] {
                 const char *v = std::getenv("CONVBWD_FRAGMENT_MAXNREG");
-                return v && *v ? std::atoi(v) : 255;
+                return v && *v ? std::atoi(v) : convbwd::kFragmentMaxRegisters;
             }();
             std::string error;
             std::string out = convbwd::inline_cuda_fragments(ptx, &error, max_registers);

@@ -2,7 +2,7 @@
 // fragment calls (convbwd_mma16x8x16_*) become mma.sync, as the runtime hands it to the driver, so that
 // ptxas can compile it apart (tools/ptx_info/ptx_info.sh).
 //   convbwd_ptx_fragments IN.ptx OUT.ptx [MAXNREG]   (MAXNREG: the entries' .maxnreg, as the runtime's
-//   CONVBWD_FRAGMENT_MAXNREG; default 255, the runtime's; 0: none)
+//   CONVBWD_FRAGMENT_MAXNREG; default the runtime's, kFragmentMaxRegisters; 0: none)
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -24,7 +24,8 @@ int main(int argc, char **argv) {
     std::stringstream text;
     text << in.rdbuf();
     std::string error;
-    const std::string out = convbwd::inline_cuda_fragments(text.str(), &error, argc == 4 ? std::atoi(argv[3]) : 255);
+    const std::string out = convbwd::inline_cuda_fragments(text.str(), &error,
+                                                           argc == 4 ? std::atoi(argv[3]) : convbwd::kFragmentMaxRegisters);
     if (out.empty()) {
         std::fprintf(stderr, "%s: %s\n", argv[1], error.c_str());
         return 1;

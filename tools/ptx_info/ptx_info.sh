@@ -7,9 +7,9 @@
 #   tools/ptx_info/ptx_info.sh <generator -g name> <key=value ...>      (any parameters)
 # MAX_REGS: the register cap (default: the build's CONVBWD_CUDA_MAX_REGISTERS, else 128, the
 # value libconvbwd gives Halide's JIT). Matrix-fragment kernels: their calls become mma.sync first, as
-# the runtime does at load (the build's convbwd_ptx_fragments), and their entries get `.maxnreg
-# FRAGMENT_MAXNREG` (default 255, the runtime's CONVBWD_FRAGMENT_MAXNREG), which takes precedence over
-# the cap. Prints one line per entry point (`_kernel_<func>_...`) and leaves the PTX in $PTX_DIR
+# the runtime does at load (the build's convbwd_ptx_fragments), and their entries get the runtime's
+# `.maxnreg` (FRAGMENT_MAXNREG replaces it, as CONVBWD_FRAGMENT_MAXNREG does the runtime's), which
+# takes precedence over the cap. Prints one line per entry point (`_kernel_<func>_...`) and leaves the PTX in $PTX_DIR
 # (default /tmp/convbwd-ptx).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -50,8 +50,8 @@ open(sys.argv[2], "w").write(s[i + len(mark):j])
 PY
 if grep -q convbwd_mma "$out/$name.ptx"; then
   [ -x "$build/convbwd_ptx_fragments" ] || (cd "$build" && ninja convbwd_ptx_fragments >/dev/null)
-  "$build/convbwd_ptx_fragments" "$out/$name.ptx" "$out/$name.ptx" "${FRAGMENT_MAXNREG:-255}"
-  echo "matrix fragments: mma.sync inlined, .maxnreg ${FRAGMENT_MAXNREG:-255}"
+  "$build/convbwd_ptx_fragments" "$out/$name.ptx" "$out/$name.ptx" ${FRAGMENT_MAXNREG:+"$FRAGMENT_MAXNREG"}
+  echo "matrix fragments: mma.sync inlined, $(grep -m1 -oE '\.maxnreg [0-9]+' "$out/$name.ptx" || echo 'no .maxnreg')"
 fi
 echo "ptxas $(ptxas --version | grep -oE "V[0-9.]+" | head -1)"
 ptxas -arch=sm_90 -v --maxrregcount="$regs" "$out/$name.ptx" -o /dev/null > "$gdir/ptxas.txt" 2>&1 ||
