@@ -8,7 +8,7 @@
 #          rows copied to $OUT/tune/<job>/results.jsonl
 #   here:  bash scripts/gpu_tune.sh promote DIR   DIR = the run's files_at: rows carried back, then
 #          --promote-only writes each job's tuning database, its module and search.png in $TUNE_DIR/<job>
-# Jobs: TUNE_JOBS="suite:layout ..." (default below), TUNE_BUDGET candidates per class (6),
+# Jobs: TUNE_JOBS="suite:layout[:direction] ..." (default below; a job's direction overrides TUNE_DIRECTION), TUNE_BUDGET candidates per class (6),
 # TUNE_SLICE seconds per job in a slice (default: 480 / jobs), TUNE_SEED (1), TUNE_REFINE (0:
 # random sampling; 1 once a run's rows came back: the next build mutates the best measured),
 # TUNE_DIR (build-gpu/tune), TUNE_BASELINE (anderson2021: Halide's GPU autoscheduler per class,
@@ -21,13 +21,18 @@ jobs=${TUNE_JOBS:-"resnet50:NCHW vgg16:NCHW mobilenet_v2:NCHW inception_v3:NCHW"
 budget=${TUNE_BUDGET:-6} seed=${TUNE_SEED:-1} refine=${TUNE_REFINE:-0}
 tb=${TUNE_BUILD:-build-gpu}
 dir=${TUNE_DIR:-$tb/tune}
-flags() { echo "--shapes shapes/$1.txt --layout $2 --target cuda --budget $budget --seed $seed --refine $refine --iters 10${TUNE_BASELINE:+ --baseline $TUNE_BASELINE}${TUNE_DIRECTION:+ --direction $TUNE_DIRECTION}"; }
+flags() {
+  local d=${3:-${TUNE_DIRECTION:-}}
+  echo "--shapes shapes/$1.txt --layout $2 --target cuda --budget $budget --seed $seed --refine $refine --iters 10${TUNE_BASELINE:+ --baseline $TUNE_BASELINE}${d:+ --direction $d}"
+}
+# A job "suite:layout[:direction]": its suite, layout, direction (empty: TUNE_DIRECTION) and results folder name.
+job() { IFS=: read -r s l d <<< "$1"; name=$s-$l${d:+-$d}; }
 case "${1:-}" in
 build)
   for j in $jobs; do
-    s=${j%%:*} l=${j##*:}
+    job "$j"
     # shellcheck disable=SC2046
-    $tb/autotune/convbwd-tune $(flags "$s" "$l") --build-only --resume --results "$dir/$s-$l" || exit 1
+    $tb/autotune/convbwd-tune $(flags "$s" "$l" "$d") --build-only --resume --results "$dir/$name" || exit 1
   done
   mkdir -p .device
   (cd "$dir" && find . -name results.jsonl -o -name '*.so' -path './*/modules/*' | sort | tar -cf - -T - | xz -T2 -6) \
@@ -42,22 +47,22 @@ run)
   slice=${TUNE_SLICE:-$((480 / n))}
   i=0
   for j in $jobs; do
-    i=$((i + 1)); s=${j%%:*} l=${j##*:}
-    echo "== [$i/$n] $s $l (slice ${slice}s)"
+    i=$((i + 1)); job "$j"
+    echo "== [$i/$n] $s $l $d (slice ${slice}s)"
     # shellcheck disable=SC2046
-    timeout $((slice + 60)) "$bin/convbwd-tune" $(flags "$s" "$l") --resume --no-promote --time-budget "$slice" \
-        --results "$work/$s-$l" 2> "$out/tune-$s-$l.err" | tail -n 12
-    mkdir -p "$out/tune/$s-$l" && cp "$work/$s-$l/results.jsonl" "$out/tune/$s-$l/"
+    timeout $((slice + 60)) "$bin/convbwd-tune" $(flags "$s" "$l" "$d") --resume --no-promote --time-budget "$slice" \
+        --results "$work/$name" 2> "$out/tune-$name.err" | tail -n 12
+    mkdir -p "$out/tune/$name" && cp "$work/$name/results.jsonl" "$out/tune/$name/"
   done ;;
 promote)
   from=${2:?the files_at folder of the run}
   for j in $jobs; do
-    s=${j%%:*} l=${j##*:}
-    f=$(find "$from" -path "*tune/$s-$l/results.jsonl" | head -1)
-    [ -n "$f" ] || { echo "no rows for $s-$l in $from"; continue; }
-    cp "$f" "$dir/$s-$l/results.jsonl"
+    job "$j"
+    f=$(find "$from" -path "*tune/$name/results.jsonl" | head -1)
+    [ -n "$f" ] || { echo "no rows for $name in $from"; continue; }
+    cp "$f" "$dir/$name/results.jsonl"
     # shellcheck disable=SC2046
-    $tb/autotune/convbwd-tune $(flags "$s" "$l") --promote-only --results "$dir/$s-$l" | tail -n 16
+    $tb/autotune/convbwd-tune $(flags "$s" "$l" "$d") --promote-only --results "$dir/$name" | tail -n 16
   done ;;
 *) echo "usage: $0 build | run | promote DIR" >&2; exit 2 ;;
 esac
