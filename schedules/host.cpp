@@ -172,6 +172,11 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
             .reorder(dv[0], dv[1], dv[2], dv[4], dv[3], dv[5])
             .vectorize(dv[0])
             .vectorize(dv[1]);
+    } else if (layout == Layout::NHWC && fc == FilterClass::K1 && g.sx == 1) {
+        // NHWC 1x1 at stride 1: dy is already k innermost and needs no border (a row's last tile
+        // past Q reads column Q - 1: define_bwd_data's clamp, invariant in the k loop), so it is
+        // read in place; the copy was a pass over the largest tensor of layers with few channels
+        // (MobileNet-v2's 16 -> 96 112x112 layer: dy 4.8 MB, dx 0.8 MB). dy_g stays inline.
     } else {
         std::vector<Var> dv = g.dy_g.args();  // (kin, q, p, grp, n)
         g.dy_g.compute_root()
@@ -673,34 +678,42 @@ void schedule_weight_sum_splits_per_k(BwdWeightGraph &g, const ConvArgs &a) {
 }
 
 // Depthwise NHWC backward-weight, every tap in the register tile (full_taps = 1; valid(): a class
-// filter of R x S taps). Tasks are (k tile, split), one parallel loop: a register tile of tile_c
+// filter of R x S taps). Tasks are (k tiles, split), one parallel loop: a register tile of tile_c
 // channel vectors x every tap of the filter sums the split's whole planes, reading dy in place and
 // x in place (x_in_place = 1: its zero border through the loops that x_f's likely bounds tests
 // partition, so the steady state has no select and no clamp) or from the task's staged copy with
 // the border (x_in_place = 0), tile_q output columns a step (unrolled: an x vector loaded serves up
 // to S taps of the step). The splits are summed serially (the filter is small).
-void schedule_weight_dw_full_taps(BwdWeightGraph &g, const BwdWeightDwHostParams &p, int taps) {
+void schedule_weight_dw_full_taps(BwdWeightGraph &g, const BwdWeightDwHostParams &p, const ConvArgs &a, int taps) {
     const int V = p.vec, TKV = V * p.tile_c;
-    Var ko("ko"), ki("ki"), cvo("cvo"), cvi("cvi"), t("t");
+    Var ko("ko"), ki("ki"), kbo("kbo"), kbi("kbi"), cvo("cvo"), cvi("cvi"), t("t");
     RVar qo("qo"), qi("qi");
+    // The output stage per channel, its taps innermost (the filter's dense order; stores along k
+    // were 16 scattered lanes a vector), on one thread (in parallel tasks of 64 or 128 channels it
+    // lost 0.82-0.95x on layers of 192-576 channels: the pool's hand-off).
     g.out.compute_root();
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
-        s.reorder(g.k, g.cg, g.s, g.r).vectorize(g.k, V, TailStrategy::GuardWithIf);
+        s.reorder(g.s, g.r, g.cg, g.k);
     });
-    g.dw.compute_at(g.out, g.r).reorder(g.k, g.cg, g.s, g.r).vectorize(g.k, V, TailStrategy::GuardWithIf);
-    g.dw.update().reorder(g.k, g.cg, g.s, g.rsp, g.r).vectorize(g.k, V, TailStrategy::GuardWithIf);
+    g.dw.compute_at(g.out, g.k);
     g.ws.bound(g.s, 0, taps).bound(g.r, 0, taps);  // the workspace's tap dims (checked on entry)
+    // Tasks of several register tiles on small planes (about 2 * kTaskPixels pixels x channels a
+    // task): a 7x7 plane's tile is a few hundred FMAs, less than the pool's hand-off (MobileNet-v2's
+    // and EfficientNet-b0's 7x7 layers 1.2x; with 4 * kTaskPixels, 14x14 planes took 2 tiles a
+    // task too and stride-2 layers of 14x14 outputs lost up to 0.84x).
+    Expr tiles_per_task = max(1, 2 * kTaskPixels / max(1, a.P * a.Q * TKV));
     g.ws.split(g.k, ko, ki, TKV, TailStrategy::GuardWithIf)
+        .split(ko, kbo, kbi, tiles_per_task, TailStrategy::GuardWithIf)
         .split(ki, cvo, cvi, V, TailStrategy::GuardWithIf)
-        .reorder(cvi, cvo, g.s, g.r, ko, g.sp, g.cg)
+        .reorder(cvi, cvo, g.s, g.r, kbi, kbo, g.sp, g.cg)
         .vectorize(cvi)
         .unroll(cvo)
         .unroll(g.s)
         .unroll(g.r)
-        .fuse(ko, g.sp, t)
+        .fuse(kbo, g.sp, t)
         .parallel(t);
-    // partial at the task: constant storage, every index constant once unrolled: registers.
-    g.partial.compute_at(g.ws, t)
+    // partial at the tile: constant storage, every index constant once unrolled: registers.
+    g.partial.compute_at(g.ws, kbi)
         .bound_storage(g.k, TKV)
         .bound_storage(g.s, taps)
         .bound_storage(g.r, taps)
@@ -720,7 +733,7 @@ void schedule_weight_dw_full_taps(BwdWeightGraph &g, const BwdWeightDwHostParams
         // The task's channels of x with their zero border, channels innermost (the copy's own
         // border loops are partitioned the same way: its interior copies without tests).
         std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
-        g.x_f.compute_at(g.ws, t)
+        g.x_f.compute_at(g.ws, kbi)
             .bound_storage(xv[2], TKV)
             .reorder_storage(xv[2], xv[0], xv[1], xv[3])
             .reorder(xv[2], xv[0], xv[1], xv[3])
@@ -844,7 +857,7 @@ void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams 
         return;
     }
     if (p.full_taps) {
-        schedule_weight_dw_full_taps(g, p, taps);
+        schedule_weight_dw_full_taps(g, p, a, taps);
         return;
     }
     Var cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki"), img("img");
