@@ -14,6 +14,9 @@ for f in "${CARRIED:-.device/bin}"/*.xz; do
   chmod +x "$t"
 done
 out=${OUT:-/tmp/convbwd-gpu}
+# The shape suites of this copy of the repository: a test binary built in another folder (a worktree)
+# has that folder's path compiled in (common/shapes.cpp reads CONVBWD_SHAPES_DIR first).
+export CONVBWD_SHAPES_DIR=${CONVBWD_SHAPES_DIR:-$PWD/shapes}
 # conformance CASES [TIMEOUT]: the doctest cases (kernel names) against the double reference on
 # this GPU, log in $out/test_cuda.log, its status and summary printed.
 conformance() {
