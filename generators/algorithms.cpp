@@ -296,7 +296,8 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
         g.dy_g = Func("dy_g");
         // A 1x1 filter at stride 1 reads dy_f (no zero border) at columns inside dy only, but the
         // host schedule computes a row's last column tile whole: its columns past Q repeat Q - 1.
-        Expr qq = k.filter == 1 && k.stride == 1 ? min(q, a.Q - 1) : Expr(q);
+        g.dy_g_in_bounds = k.filter == 1 && k.stride == 1;
+        Expr qq = g.dy_g_in_bounds ? min(q, a.Q - 1) : Expr(q);
         if (gl) {
             // The tile's gi groups side by side (gs innermost): a vector's values at one k are gi
             // adjacent floats. No clamp: the dispatcher gives these kernels whole tiles of groups.

@@ -108,6 +108,9 @@ struct BwdDataGraph {
     // pixels K floats apart: ResNeXt's 256-channel layer, 1 KiB, 4 of L1's 64 sets). With one
     // group it is dy_f with channels innermost. Undefined when w_tile = 0 (acc reads dy_f).
     Halide::Func dy_g;
+    // dy_g reads dy inside its bounds only (a 1x1 class filter at stride 1: no tap reaches the
+    // padding; a row's last tile past Q reads column Q - 1), so a schedule needs no zero border.
+    bool dy_g_in_bounds = false;
     // acc(mx, phx, my, phy, c, n): dx at x = sx*mx + phx - pad_left (likewise y), one dense
     // stride-1 correlation per stride phase. Update loops: r.x = k within the group,
     // r.y = tap index along x within the phase, r.z = along y.

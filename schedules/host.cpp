@@ -152,7 +152,10 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
 
     // dy staged once for the call (not per task: NCHW's transposing copy, repeated for every
     // channel tile, and a runtime dilation's rows, which no sliding window reuses, cost DeepLab's
-    // NCHW layers 0.27 -> 0.06 of oneDNN), channels innermost with its zero border.
+    // NCHW layers 0.27 -> 0.06 of oneDNN), channels innermost with its zero border. Read in place
+    // (dy_g inline) where NHWC has it k-innermost already and no tap leaves it (dy_g_in_bounds: 1x1
+    // at stride 1); the copy was a pass over the largest tensor of layers with few channels
+    // (MobileNet-v2's 16 -> 96 112x112 layer: dy 4.8 MB, dx 0.8 MB).
     // Grouped: a group's channels of each pixel together, its pixels dense (dy_g); with group_lanes
     // per task (its channel tile's whole groups over its rows and their border).
     Var pn("pn");
@@ -172,12 +175,7 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
             .reorder(dv[0], dv[1], dv[2], dv[4], dv[3], dv[5])
             .vectorize(dv[0])
             .vectorize(dv[1]);
-    } else if (layout == Layout::NHWC && fc == FilterClass::K1 && g.sx == 1) {
-        // NHWC 1x1 at stride 1: dy is already k innermost and needs no border (a row's last tile
-        // past Q reads column Q - 1: define_bwd_data's clamp, invariant in the k loop), so it is
-        // read in place; the copy was a pass over the largest tensor of layers with few channels
-        // (MobileNet-v2's 16 -> 96 112x112 layer: dy 4.8 MB, dx 0.8 MB). dy_g stays inline.
-    } else {
+    } else if (!(layout == Layout::NHWC && g.dy_g_in_bounds)) {
         std::vector<Var> dv = g.dy_g.args();  // (kin, q, p, grp, n)
         g.dy_g.compute_root()
             .reorder(dv[0], dv[3], dv[1], dv[2], dv[4])

@@ -63,6 +63,28 @@ ConvProblem host_problem() {
                                            .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .layout = Layout::NHWC});
 }
 
+// The default tuning database's records (schedules/tuning.db): line, problem key, kernel, launch knobs.
+struct DbRecord {
+    int line;
+    std::string key, kernel, knobs;
+};
+std::vector<DbRecord> default_db_records() {
+    std::ifstream f(std::string(CONVBWD_SOURCE_DIR) + "/schedules/tuning.db");
+    REQUIRE(f.good());
+    std::vector<DbRecord> out;
+    int lineno = 0;
+    for (std::string line; std::getline(f, line);) {
+        ++lineno;
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream in(line);
+        DbRecord r{lineno, {}, {}, {}};
+        in >> r.key >> r.kernel;
+        std::getline(in, r.knobs);
+        out.push_back(r);
+    }
+    return out;
+}
+
 }  // namespace
 
 TEST_SUITE("spaces") {
@@ -413,36 +435,22 @@ TEST_CASE("every default-database record names a kernel of the manifest") {
     REQUIRE(read_manifest(std::string(CONVBWD_SOURCE_DIR) + "/schedules/kernels.manifest", &records).empty());
     std::set<std::string> names;
     for (const ManifestRecord &r : records) names.insert(r.name);
-    std::ifstream f(std::string(CONVBWD_SOURCE_DIR) + "/schedules/tuning.db");
-    REQUIRE(f.good());
-    int lineno = 0, checked = 0;
-    for (std::string line; std::getline(f, line);) {
-        ++lineno;
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream in(line);
-        std::string key, kernel;
-        in >> key >> kernel;
-        CAPTURE(lineno);
-        CAPTURE(kernel);
-        CHECK(names.count(kernel) == 1);
+    int checked = 0;
+    for (const DbRecord &r : default_db_records()) {
+        CAPTURE(r.line);
+        CAPTURE(r.kernel);
+        CHECK(names.count(r.kernel) == 1);
         ++checked;
     }
     CHECK(checked > 0);
 }
 
 TEST_CASE("every default-database record whose kernel is built is what the dispatcher picks for its problem") {
-    std::ifstream f(std::string(CONVBWD_SOURCE_DIR) + "/schedules/tuning.db");
-    REQUIRE(f.good());
-    int checked = 0, lineno = 0;
-    for (std::string line; std::getline(f, line);) {
-        ++lineno;
-        if (line.empty() || line[0] == '#') continue;
-        CAPTURE(lineno);
-        std::istringstream in(line);
-        std::string key, kernel, knobs;
-        in >> key >> kernel;
-        std::getline(in, knobs);
-        const bool launch_knobs = knobs.find_first_not_of(" \t") != std::string::npos;
+    int checked = 0;
+    for (const DbRecord &r : default_db_records()) {
+        CAPTURE(r.line);
+        const std::string &key = r.key, &kernel = r.kernel;
+        const bool launch_knobs = r.knobs.find_first_not_of(" \t") != std::string::npos;
         char dir[16], dtype[8], layout[8], target[8];
         convbwd_problem c{};
         REQUIRE(std::sscanf(key.c_str(), "%15[^-]-%7[^-]-%7[^-]-%7[^-]-n%d-c%d-h%d-w%d-k%d-p%d-q%d-r%d-s%d-g%d-pad%d,%d,%d,%d-u%d,%d-l%d,%d",
