@@ -220,6 +220,16 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
         define_copy_with_border(
             g.dy_f, [&](Expr cq, Expr cp, Expr ck, Expr cn) { return decode(dy(cq, cp, ck, cn), t); }, a.Q, a.P,
             pl - (S - 1) * dw, (a.W + tx - 1) / tx * tx + pl, pt - (R - 1) * dh, a.H + pt);
+    } else if (a.data_copy_dy_columns > 0 && k.stride == 2) {
+        // The same at stride 2, whose tiles start where x + pad_left is a multiple of the tile (so
+        // up to a tile left of x = 0) and end past W rounded up by a tile: acc reads dy at
+        // q = (x + pad_left) / 2 - (tap offset at most ((S - 1) * dilation + 1) / 2), p likewise
+        // (y below H). A margin of one column and row each side.
+        const int tx = a.data_copy_dy_columns;
+        define_copy_with_border(
+            g.dy_f, [&](Expr cq, Expr cp, Expr ck, Expr cn) { return decode(dy(cq, cp, ck, cn), t); }, a.Q, a.P,
+            (pl - tx - (S - 1) * dw) / 2 - 1, ((a.W + tx - 1) / tx * tx + tx + pl) / 2 + 1,
+            (pt - (R - 1) * dh) / 2 - 1, (a.H + pt) / 2 + 1);
     } else {
         g.dy_f(q, p, kk, n) = select(in_range(q, a.Q) && in_range(p, a.P),
                                      decode(dy(clamp(q, 0, a.Q - 1), clamp(p, 0, a.P - 1), kk, n), t), 0.0f);

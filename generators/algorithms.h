@@ -76,9 +76,10 @@ struct ConvArgs {
     // side by side, dy_g(gs, kin, q, p, gt, n) (group gt * w_tile / data_group_lanes + gs), so a
     // vector's values at one k are one dense load and a shuffle. 0: a tile lies inside one group.
     int data_group_lanes = 0;
-    // Backward-data, stride 1 (the host's NCHW depthwise tiles): dy_f defined as a copy with its zero
-    // border written apart (define_copy_with_border) over the region acc reads when dx's columns run
-    // to a multiple of this. 0: dy_f's border select. A schedule setting it computes dy_f.
+    // Backward-data, stride 1 and 2 (the host's NCHW depthwise tiles): dy_f defined as a copy with
+    // its zero border written apart (define_copy_with_border) over the region acc reads when dx's
+    // columns run to a multiple of this (at stride 2 also from up to this many columns left of x = 0:
+    // tiles aligned to x + pad_left). 0: dy_f's border select. A schedule setting it computes dy_f.
     int data_copy_dy_columns = 0;
 };
 

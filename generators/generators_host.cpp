@@ -24,10 +24,11 @@ public:
         args.data_whole_columns = !this->using_autoscheduler() && p.cols;
         args.data_row_phase = !this->using_autoscheduler();
         args.data_group_lanes = this->using_autoscheduler() ? 0 : p.group_exact();
-        // NCHW depthwise stride 1 (schedule_bwd_data_dw_nchw_s1_host): dy copied per task, its border apart.
-        if (gc == GroupClass::Depthwise && layout == Layout::NCHW && stride_class == StrideClass::S1 &&
-            !this->using_autoscheduler())
-            args.data_copy_dy_columns = p.vec * p.tile_x;
+        // NCHW depthwise stride 1 and 2 (schedule_bwd_data_dw_nchw_s1_host, _s2_host): dy copied per
+        // task, its border apart; at stride 2 a tile is two phases' tile_x vectors.
+        if (gc == GroupClass::Depthwise && layout == Layout::NCHW &&
+            (stride_class == StrideClass::S1 || stride_class == StrideClass::S2) && !this->using_autoscheduler())
+            args.data_copy_dy_columns = p.vec * p.tile_x * (stride_class == StrideClass::S2 ? 2 : 1);
         // pack = 1: acc reads the filter packed per channel tile (BwdDataGraph::w_p). Asked with
         // using_autoscheduler(): autoscheduled() sets out's estimates, and out is defined below.
         BwdDataGraph g = this->build_bwd_data(args, this->using_autoscheduler() ? 0 : p.packed_tile());
