@@ -81,6 +81,10 @@ struct ConvArgs {
     // columns run to a multiple of this (at stride 2 also from up to this many columns left of x = 0:
     // tiles aligned to x + pad_left). 0: dy_f's border select. A schedule setting it computes dy_f.
     int data_copy_dy_columns = 0;
+    // Backward-data: the filter buffer's channel stride (w's dim 2), for a schedule to specialise on
+    // (the NCHW packed filter copy: 1 for a dense 1x1 filter, whose channels it then loads as dense
+    // vectors instead of one element a lane). Undefined where a generator does not set it.
+    Halide::Expr w_channel_stride;
 };
 
 // What a (stride class, filter class) pair fixes at compile time; 0 / -1 = runtime.

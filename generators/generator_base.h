@@ -201,9 +201,11 @@ protected:
     // The algorithm over this generator's buffers, with the layout and class constraints.
     // Backward-data: a = dy, b = w, out = dx.
     ConvArgs bwd_data_args() {
-        return make_args(out->dim(3).extent(), out->dim(2).extent(), out->dim(1).extent(), out->dim(0).extent(),
-                         a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(), b->dim(1).extent(),
-                         b->dim(0).extent());
+        ConvArgs r = make_args(out->dim(3).extent(), out->dim(2).extent(), out->dim(1).extent(), out->dim(0).extent(),
+                               a->dim(2).extent(), a->dim(1).extent(), a->dim(0).extent(), b->dim(1).extent(),
+                               b->dim(0).extent());
+        r.w_channel_stride = b->dim(2).stride();
+        return r;
     }
     // Depthwise generators (Gen::kGroups == Depthwise): one input and one output channel per
     // group, required on entry (the dispatcher checks first) and known to the algorithm.

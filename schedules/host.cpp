@@ -205,8 +205,39 @@ void schedule_bwd_data_packed_host(BwdDataGraph &g, const BwdDataHostParams &p, 
     tiles(g.out.specialize(g.beta == 0.0f));
     tiles(Stage(g.out));
 
+    // The copy of the filter, two orders. By columns (the default): a task per channel tile, its
+    // values k by k. By rows, for 1x1 filters of over kPackRowsMinFloats (past L2): tasks of
+    // kPackRows k, every channel tile of a k's row in turn (a tile's values of one k are a run of
+    // the row, read in order), so that the reads never stride a row apart (C floats: past a page
+    // at C = 1024, where prefetchers stop; column by column, ResNet-50's 2048 x 512 filter took 0.38
+    // of a 7x7 layer's call on one thread, by rows NCHW 1x1 layers of 0.9-4 MB filters ran 1.2-2.9x).
+    // NCHW's filter (KCRS) has its channels R*S apart: with the stride known to be 1 (a dense 1x1
+    // filter) they load as vectors, where each was a gather. (A 3x3 filter's taps unrolled around
+    // the channel vector load as dense vectors and shuffles with the stride known, but neither
+    // order of that copy held up over ResNet-50's, VGG-16's and Inception-v3's 3x3 layers: 7x7 and
+    // 8x8 planes 1.3-1.8x in one A/B, 0.8 in the next, 16x16-32x32 planes 0.7-0.85 in one;
+    // docs/PERFORMANCE.md.)
+    constexpr int kPackRows = 16;
+    constexpr int kPackRowsMinFloats = 1 << 18;
     std::vector<Var> wv = g.w_p.args();  // (ci, k, s, r, co)
-    g.w_p.compute_root().vectorize(wv[0], V, TailStrategy::GuardWithIf).parallel(wv[4]);
+    Var ko("ko"), ki("ki");
+    auto by_columns = [&](Stage st) { st.vectorize(wv[0], V, TailStrategy::GuardWithIf).parallel(wv[4]); };
+    auto by_rows = [&](Stage st) {
+        st.split(wv[1], ko, ki, kPackRows, TailStrategy::GuardWithIf)
+            .reorder(wv[0], wv[4], wv[2], wv[3], ki, ko)
+            .vectorize(wv[0], V, TailStrategy::GuardWithIf)
+            .parallel(ko);
+    };
+    g.w_p.compute_root();
+    const int f = class_filter_size(fc);
+    Expr big = a.C / a.groups * a.K >= kPackRowsMinFloats;
+    if (f == 1 && layout == Layout::NCHW && a.w_channel_stride.defined()) {
+        by_rows(g.w_p.specialize(big && a.w_channel_stride == 1));
+        by_columns(g.w_p.specialize(a.w_channel_stride == 1));
+    } else if (f == 1) {
+        by_rows(g.w_p.specialize(big));
+    }
+    by_columns(Stage(g.w_p));
 
     // dy staged once for the call (not per task: NCHW's transposing copy, repeated for every
     // channel tile, and a runtime dilation's rows, which no sliding window reuses, cost DeepLab's
