@@ -78,6 +78,39 @@ void schedule_bwd_data_dw_nhwc_s1_host(BwdDataGraph &g, const BwdDataHostParams 
     if (fc != FilterClass::Any) g.acc.update().unroll(g.r.y).unroll(g.r.z);  // a class filter's taps
 }
 
+namespace {
+// NCHW depthwise backward-data's tasks (stride 1 and 2): out's rows in blocks of task_rows and
+// columns in vectors of `cols` (xo: the vector loop), tasks (t) of channels with about kTaskPixels
+// outputs a row block each (each also allocates its dy planes: per channel, malloc and free were
+// part of that half of a call), the row blocks inside, images outside. dy's planes the task reads
+// staged per task with their zero border written apart (ConvArgs::data_copy_dy_columns: updates
+// only; the copy covers whole planes), columns innermost as dy's, each update's rows in vectors; w
+// at the root.
+void schedule_dw_nchw_tasks(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, int cols, Var xo, Var yi,
+                            Var t) {
+    const int V = p.vec;
+    Var xi("xi"), yo("yo"), co("co"), ci("ci");
+    Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
+    Expr channels_per_task = max(1, kTaskPixels / max(1, a.W * min(a.H, p.task_rows)));
+    g.out.compute_root();
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+        s.split(y, yo, yi, p.task_rows, TailStrategy::GuardWithIf)
+            .split(x, xo, xi, cols, TailStrategy::GuardWithIf)
+            .split(c, co, ci, channels_per_task, TailStrategy::GuardWithIf)
+            .reorder(xi, xo, yi, ci, yo, co, n)
+            .vectorize(xi, V)
+            .rename(co, t)
+            .parallel(t);
+    });
+    g.dy_f.compute_at(g.out, t);
+    for (int i = 0; i < g.dy_f.num_update_definitions(); i++) {
+        Stage st = g.dy_f.update(i);
+        st.vectorize(RVar(st.get_schedule().rvars()[0].var), V, TailStrategy::GuardWithIf);
+    }
+    g.w_f.compute_root();
+}
+}  // namespace
+
 // Depthwise backward-data, NCHW, stride 1: each channel is its own plane, so the vectors run along
 // the columns (dense in dy, dx and NCHW's rows) instead of a transposing copy to channels-innermost
 // (MobileNet's 144-channel 56x56 layer at batch 1: 0.08 of oneDNN that way). Tasks of (channels,
@@ -86,30 +119,9 @@ void schedule_bwd_data_dw_nhwc_s1_host(BwdDataGraph &g, const BwdDataHostParams 
 // broadcast.
 void schedule_bwd_data_dw_nchw_s1_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, FilterClass fc) {
     const int V = p.vec, TX = p.vec * p.tile_x;
-    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), co("co"), ci("ci"), t("t"), mvo("mvo"), mvi("mvi");
-    Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
-    // Tasks of channels with about kTaskPixels outputs a row block each (each also allocates its dy
-    // planes: per channel, malloc and free were part of that half of a call), the row blocks inside
-    // (dy's copy covers whole planes: ConvArgs::data_copy_dy_columns).
-    Expr channels_per_task = max(1, kTaskPixels / max(1, a.W * min(a.H, p.task_rows)));
-    g.out.compute_root();
-    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
-        s.split(y, yo, yi, p.task_rows, TailStrategy::GuardWithIf)
-            .split(x, xo, xi, TX, TailStrategy::GuardWithIf)
-            .split(c, co, ci, channels_per_task, TailStrategy::GuardWithIf)
-            .reorder(xi, xo, yi, ci, yo, co, n)
-            .vectorize(xi, V)
-            .rename(co, t)
-            .parallel(t);
-    });
-    // dy's planes with their zero border (ConvArgs::data_copy_dy_columns: updates only), columns
-    // innermost as dy's, each update's rows in vectors.
-    g.dy_f.compute_at(g.out, t);
-    for (int i = 0; i < g.dy_f.num_update_definitions(); i++) {
-        Stage st = g.dy_f.update(i);
-        st.vectorize(RVar(st.get_schedule().rvars()[0].var), V, TailStrategy::GuardWithIf);
-    }
-    g.w_f.compute_root();
+    Var xo("xo"), yi("yi"), t("t"), mvo("mvo"), mvi("mvi");
+    Var &n = g.n;
+    schedule_dw_nchw_tasks(g, p, a, TX, xo, yi, t);
     // acc per register tile (constant extent, unrolled: registers), every tap streamed through it;
     // the last tile of a row computes past it (dy_f is zero there), never stored.
     g.acc.compute_at(g.out, xo).hoist_storage(g.out, t).bound_extent(g.mx, TX);
@@ -132,28 +144,9 @@ void schedule_bwd_data_dw_nchw_s1_host(BwdDataGraph &g, const BwdDataHostParams 
 // EfficientNet-b0's stride-2 depthwise layers.
 void schedule_bwd_data_dw_nchw_s2_host(BwdDataGraph &g, const BwdDataHostParams &p, const ConvArgs &a, FilterClass fc) {
     const int V = p.vec, TX = p.vec * p.tile_x;  // TX: columns of each phase in a tile (2 TX of dx)
-    Var xo("xo"), xi("xi"), x2("x2"), xp("xp"), xt("xt"), xv("xv"), yo("yo"), yi("yi"), co("co"), ci("ci"), t("t"),
-        mvo("mvo"), mvi("mvi");
+    Var xo("xo"), xi("xi"), x2("x2"), xp("xp"), xt("xt"), xv("xv"), yi("yi"), t("t"), mvo("mvo"), mvi("mvi");
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
-    Expr channels_per_task = max(1, kTaskPixels / max(1, a.W * min(a.H, p.task_rows)));
-    g.out.compute_root();
-    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
-        s.split(y, yo, yi, p.task_rows, TailStrategy::GuardWithIf)
-            .split(x, xo, xi, V, TailStrategy::GuardWithIf)
-            .split(c, co, ci, channels_per_task, TailStrategy::GuardWithIf)
-            .reorder(xi, xo, yi, ci, yo, co, n)
-            .vectorize(xi)
-            .rename(co, t)
-            .parallel(t);
-    });
-    // dy's planes with their zero border (ConvArgs::data_copy_dy_columns: updates only), columns
-    // innermost as dy's, each update's rows in vectors.
-    g.dy_f.compute_at(g.out, t);
-    for (int i = 0; i < g.dy_f.num_update_definitions(); i++) {
-        Stage st = g.dy_f.update(i);
-        st.vectorize(RVar(st.get_schedule().rvars()[0].var), V, TailStrategy::GuardWithIf);
-    }
-    g.w_f.compute_root();
+    schedule_dw_nchw_tasks(g, p, a, V, xo, yi, t);  // out copies dx's row a vector at a time
     const Expr pad = a.pad_left;
     g.dx.compute_at(g.out, yi)
         .hoist_storage(g.out, t)
