@@ -206,7 +206,12 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
         // Pointwise stride 1 (no padding): dx's plane is dy's, every read lies inside dy, so its
         // loads stay plain: no range test, no clamp (NCHW read in place 0.60 -> 0.77 against
         // cuDNN on the H100, docs/PERFORMANCE.md, 2026-11-23).
-        Expr qq = a.data_whole_columns ? min(likely(q), a.Q - 1) : Expr(q);  // ConvArgs::data_whole_columns
+        Expr qq = q;
+        if (a.data_whole_columns > 0)  // ConvArgs::data_whole_columns
+            // (Bounds inference takes the union of a select's sides: the unclamped side is promised
+            // inside the row, which it is where it is taken.)
+            qq = select(a.beta == 0.0f && a.W >= a.data_whole_columns, unsafe_promise_clamped(q, 0, a.Q - 1),
+                        min(likely(q), a.Q - 1));
         g.dy_f(q, p, kk, n) = decode(dy(qq, p, kk, n), t);
     } else if (k.filter == 1) {
         // Pointwise, stride > 1: the one tap of phase 0 reads dy at the phase array's own

@@ -45,11 +45,14 @@ struct ConvArgs {
     // lies inside the image (a where on the pure taps: a row's column loop trimmed per tap, a row of
     // padding skipped), not over x's zero border (conv_bwd_weight_host's skip_pad = 1).
     bool weight_skip_pad = false;
-    // Backward-data, a 1x1 filter at stride 1, column tiles computed whole (conv_bwd_data_host's
-    // cols = 1): dy's column clamped to the row, min(likely(q), Q - 1), so a row's last tile reads
-    // valid columns past the row's end (never stored) and its accumulators keep constant indices;
-    // the clamp marked likely is partitioned out of the other tiles.
-    bool data_whole_columns = false;
+    // Backward-data, a 1x1 filter at stride 1, column tiles of this many columns computed whole
+    // (conv_bwd_data_host's cols = 1; 0: off): dy's column clamped to the row, min(likely(q), Q - 1),
+    // so a row's last tile reads valid columns past the row's end (never stored) and its
+    // accumulators keep constant indices; the clamp marked likely is partitioned out of the other
+    // tiles. Not where beta = 0 and a row holds a tile (W >= this): there the schedule shifts a
+    // row's last tile inwards, every column it reads lies in the row, and the clamp (a select on
+    // that condition, which the schedule's branch for it folds) is left out.
+    int data_whole_columns = 0;
     // Backward-data: dx's row phase written tY - (tY / sh) * sh instead of tY % sh (the same value),
     // so that bounds inference gives one output row's acc one phase row: of a Mod by a constant it
     // gives [0, sh) even for a single row, and a schedule computing acc per output row computed

@@ -21,7 +21,7 @@ public:
     void generate() {
         ConvArgs args = this->bwd_data_args();
         const BwdDataHostParams p = knobs.params();
-        args.data_whole_columns = !this->using_autoscheduler() && p.cols;
+        args.data_whole_columns = this->using_autoscheduler() ? 0 : p.cols_tile();
         args.data_row_phase = !this->using_autoscheduler();
         args.data_group_lanes = this->using_autoscheduler() ? 0 : p.group_exact();
         // NCHW depthwise stride 1 and 2 (schedule_bwd_data_dw_nchw_s1_host, _s2_host): dy copied per

@@ -334,30 +334,35 @@ void schedule_bwd_data_cols_host(BwdDataGraph &g, const BwdDataHostParams &p, co
     g.out.compute_root();
     // The channel tiles shift their last tile inwards where C >= TC (constant tiles: no guard per
     // channel inside the k loop; with beta != 0, dx read back in place, only where TC divides C).
-    for_each_branch(
-        g.out, a.C >= TC, g.beta,
-        [&](Stage s, bool tiled) {
-            s.split(x, xo, xi, TX, TailStrategy::GuardWithIf)
-                .split(xi, xvo, xvi, V, TailStrategy::GuardWithIf)
-                .split(c, co, ci, TC, tiled ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf)
-                .reorder(xvi, xvo, ci, xo, co, y, n)
-                .vectorize(xvi)
-                .unroll(xvo)
-                .unroll(ci)
-                .fuse(co, y, t)
-                .fuse(t, n, tn)
-                .parallel(tn);
-        },
-        a.C % TC == 0);
+    // So do a row's column tiles of a 1x1 filter where beta = 0 and the row holds a tile
+    // (ConvArgs::data_whole_columns: dy's columns then read unclamped): computed whole past the
+    // row instead, the last tile's clamped column indices were a gather per vector, a third of a
+    // 14x14 layer's call for 4 of its 196 columns.
+    auto tiles = [&](Stage s, bool shift_c, bool shift_x) {
+        s.split(x, xo, xi, TX, shift_x ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf)
+            .split(xi, xvo, xvi, V, TailStrategy::GuardWithIf)
+            .split(c, co, ci, TC, shift_c ? TailStrategy::ShiftInwards : TailStrategy::GuardWithIf)
+            .reorder(xvi, xvo, ci, xo, co, y, n)
+            .vectorize(xvi)
+            .unroll(xvo)
+            .unroll(ci)
+            .fuse(co, y, t)
+            .fuse(t, n, tn)
+            .parallel(tn);
+    };
+    if (fc == FilterClass::K1) {  // exactly where define_bwd_data leaves dy's column unclamped
+        Expr shift = a.W >= TX && g.beta == 0.0f;
+        tiles(g.out.specialize(a.C >= TC && shift), true, true);
+        tiles(g.out.specialize(shift), false, true);
+    }
+    for_each_branch(g.out, a.C >= TC, g.beta, [&](Stage s, bool tiled) { tiles(s, tiled, false); }, a.C % TC == 0);
     // w read in place (inlined w_f): KCRS with a 1x1 filter has a k's channels adjacent already, and
     // a copy of K x C filter values outweighs the FMAs of a 7x7 plane.
-    // The tile's sums at out's tile: a constant region, so registers. A row's last tile is
-    // computed whole (ConvArgs::data_whole_columns: its columns past the row read the row's last;
-    // guarded, its accumulators lived in memory, a load and a store per FMA: 7x7 layers, whose
-    // 49-column plane is one partial tile, ran 0.12 of oneDNN).
-    // (Beyond 1x1 acc's columns are dx's shifted by the left padding: no alignment to the tile.)
+    // The tile's sums at out's tile: a constant region, so registers. Where a row's last tile is
+    // not shifted inwards it is computed whole (ConvArgs::data_whole_columns: its columns past the
+    // row read the row's last; guarded, its accumulators lived in memory, a load and a store per
+    // FMA: 7x7 layers, whose 49-column plane is one partial tile, ran 0.12 of oneDNN).
     g.acc.compute_at(g.out, xo).hoist_storage(g.out, tn);
-    if (fc == FilterClass::K1) g.acc.align_bounds(g.mx, TX);
     g.acc.bound_extent(g.mx, TX).bound_storage(c, TC);
     auto tile = [&](Stage st) -> Stage {
         return st.split(g.mx, xvo, xvi, V).vectorize(xvi).unroll(xvo).unroll(c);
