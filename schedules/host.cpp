@@ -147,11 +147,13 @@ void schedule_bwd_data_dw_nchw_s2_host(BwdDataGraph &g, const BwdDataHostParams 
     Var xo("xo"), xi("xi"), x2("x2"), xp("xp"), xt("xt"), xv("xv"), yi("yi"), t("t"), mvo("mvo"), mvi("mvi");
     Var &x = g.x, &y = g.y, &c = g.c, &n = g.n;
     schedule_dw_nchw_tasks(g, p, a, V, xo, yi, t);  // out copies dx's row a vector at a time
+    // The tile of dx: the generator's (ConvArgs::data_copy_dy_columns, 2 TX), whose dy border it copies.
+    const int tile = a.data_copy_dy_columns;
     const Expr pad = a.pad_left;
     g.dx.compute_at(g.out, yi)
         .hoist_storage(g.out, t)
-        .align_bounds(x, 2 * TX, (2 * TX - pad % (2 * TX)) % (2 * TX))
-        .split(x, xo, xi, 2 * TX, TailStrategy::RoundUp)
+        .align_bounds(x, tile, (tile - pad % tile) % tile)
+        .split(x, xo, xi, tile, TailStrategy::RoundUp)
         .split(xi, x2, xp, 2)
         .split(x2, xt, xv, V)
         .reorder(xv, xp, xt, xo, y, c, n)
