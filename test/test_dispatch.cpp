@@ -351,7 +351,8 @@ TEST_CASE("8-lane backward-weight tiles of several vectors leave channels they d
 }
 
 // 24 channels: the 16-lane one-vector direct tile (second vector half empty) gives way to 8-lane
-// kernels of whole vectors: NCHW 1x1 the 24-channel direct tile, an any-filter layer a one-vector one.
+// kernels of whole vectors: NCHW 1x1 and any-filter layers (GoogLeNet's 24 -> 64 5x5) the 24-channel
+// direct tile, where the (any, any) split kernel took the 5x5 one.
 TEST_CASE("24-channel backward-weight: 8-lane tiles of whole vectors before a half-empty 16-lane one") {
     const std::string c24 = "bwdw_f32_nchw_s1_k1_host_c3k4d", one16 = "bwdw_f32_nhwc_s1_any_host_c1k8v16d";
     auto layer = [](int c, int r, Layout l) {
@@ -366,6 +367,13 @@ TEST_CASE("24-channel backward-weight: 8-lane tiles of whole vectors before a ha
     if (has_kernel(one16)) {
         CHECK(chosen(layer(24, 5, Layout::NHWC), CONVBWD_BWD_WEIGHT) != one16);
         if (host_f32_lanes() >= 16) CHECK(chosen(layer(40, 5, Layout::NHWC), CONVBWD_BWD_WEIGHT) == one16);
+    }
+    for (Layout l : {Layout::NHWC, Layout::NCHW}) {
+        const std::string any24 = std::string("bwdw_f32_") + (l == Layout::NHWC ? "nhwc" : "nchw") + "_s1_any_host_c3k4d";
+        if (!has_kernel(any24)) continue;
+        CAPTURE(any24);
+        CHECK(chosen(layer(24, 5, l), CONVBWD_BWD_WEIGHT) == any24);
+        CHECK(chosen(layer(40, 5, l), CONVBWD_BWD_WEIGHT) != any24);  // not whole 24-channel tiles
     }
 }
 
@@ -569,30 +577,38 @@ TEST_CASE("NCHW 1x1 backward-data planes' GEMM: the default for few k and filled
     CHECK(chosen(seven, CONVBWD_BWD_DATA) != cols);
 }
 
-// NCHW stride-1 backward-data beyond 1x1 as a GEMM along the rows (cols = 1, class any): GoogLeNet's narrow
-// 5x5 layers (c / groups under two 32-channel tiles) take the 32-column tiles where a row fills 3/4 of them,
-// else the 16-column ones, else (7 columns) the 8-lane packed kernel (dispatcher rule (0b)); a 64-channel
+// NCHW stride-1 backward-data beyond 1x1 as a GEMM along the rows (cols = 1, class any): narrow 5x5 layers
+// (c / groups under two 32-channel tiles) take the 32-column tiles where a row fills 3/4 of them (dispatcher
+// rule (0b)); else from one 16-channel vector up (GoogLeNet's 16-48 channels) the one-vector packed tiles of
+// 7 columns, and under one vector the 16-column tiles, else (7 columns) the 8-lane packed kernel; a 64-channel
 // layer keeps the 16-lane packed default. Named, the kernel takes any NCHW stride-1 problem.
 TEST_CASE("NCHW stride-1 backward-data rows' GEMM: narrow layers, tiles the rows fill") {
-    const std::string t32 = "bwdd_f32_nchw_s1_any_host_c6x2v16q", t16 = "bwdd_f32_nchw_s1_any_host_c8x1v16q";
+    const std::string t32 = "bwdd_f32_nchw_s1_any_host_c6x2v16q", t16 = "bwdd_f32_nchw_s1_any_host_c8x1v16q",
+                      one = "bwdd_f32_nchw_s1_any_host_c1x7v16pr4";
     if (!has_kernel(t32) || !has_kernel(t16)) return;
     auto layer = [](int c, int hw, int k) {
         return with_derived_output(ConvProblem{.N = 1, .C = c, .H = hw, .W = hw, .K = k, .R = 5, .S = 5, .pad_top = 2,
                                                .pad_bottom = 2, .pad_left = 2, .pad_right = 2});
     };
-    const ConvProblem seven = layer(32, 7, 128);
+    const ConvProblem seven = layer(8, 7, 128);
     CHECK(select_named(t32, CONVBWD_BWD_DATA, seven) == CONVBWD_SUCCESS);
     if (host_f32_lanes() < 16) {  // the 16-lane defaults run on AVX-512 only
-        CHECK(chosen(layer(16, 28, 32), CONVBWD_BWD_DATA) != t32);
+        CHECK(chosen(layer(8, 28, 32), CONVBWD_BWD_DATA) != t32);
         return;
     }
-    CHECK(chosen(layer(16, 28, 32), CONVBWD_BWD_DATA) == t32);   // 28 of 32 columns
-    CHECK(chosen(layer(48, 27, 64), CONVBWD_BWD_DATA) == t32);   // 27 of 32, 48 channels
-    CHECK(chosen(layer(24, 14, 64), CONVBWD_BWD_DATA) == t16);   // 14 of 32: 14 of 16
-    const std::string small = chosen(seven, CONVBWD_BWD_DATA);   // 7 of 16
+    CHECK(chosen(layer(8, 28, 32), CONVBWD_BWD_DATA) == t32);    // 28 of 32 columns
+    CHECK(chosen(layer(12, 27, 64), CONVBWD_BWD_DATA) == t32);   // 27 of 32
+    CHECK(chosen(layer(8, 14, 64), CONVBWD_BWD_DATA) == t16);    // 14 of 32: 14 of 16
+    const std::string small = chosen(seven, CONVBWD_BWD_DATA);  // 7 of 16
     CHECK(small != t32);
     CHECK(small != t16);
+    CHECK(chosen(layer(16, 28, 32), CONVBWD_BWD_DATA) == t32);  // one vector: still the 32-column tiles
+    if (has_kernel(one)) {
+        CHECK(chosen(layer(16, 14, 64), CONVBWD_BWD_DATA) == one);  // one vector of channels and more
+        CHECK(chosen(layer(48, 7, 128), CONVBWD_BWD_DATA) == one);
+    }
     CHECK(chosen(layer(64, 27, 192), CONVBWD_BWD_DATA) != t32);  // two 32-channel tiles: the packed default
+    CHECK(chosen(layer(64, 27, 192), CONVBWD_BWD_DATA) != one);
 }
 
 // The dispatcher keeps its choice per query (runtime/src/dispatch.cpp): two queries of one problem
