@@ -75,6 +75,10 @@ public:
             args.weight_copy_planes = layout == Layout::NCHW && p.full_taps && !this->using_autoscheduler();
             args.weight_dy_in_place = p.dy_in_place;
         }
+        if constexpr (gc == GroupClass::Narrow) {
+            // k_vectors: a register tile's k vectors lie in one group, read from the tile's first k.
+            if (!this->using_autoscheduler()) k_tile = p.group_k_tile() > 1 ? p.group_k_tile() : 0;
+        }
         if constexpr (kGroupedColumns) {
             args.weight_round_columns = p.vec;
             args.weight_copy_planes = true;

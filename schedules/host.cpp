@@ -30,6 +30,9 @@ constexpr int kTilePixels = 64;
 // ResNeXt's 28 x 28 layers) beside every 56 pixels of FMAs: 256 measured 1.2-1.3x on ResNeXt's NHWC
 // grouped layers, where NCHW's k_lanes tiles (x transposed per block) lost 0.9x.
 constexpr int kNhwcKLanesTilePixels = 256;
+// Bytes of dy a block of output rows holds in the narrow kernels along k (k_vectors): every filter
+// row and k tile of the block reads them, from L2 (1 MiB a core here).
+constexpr int kKVectorBlockBytes = 256 * 1024;
 // Buffers computed inside a task (per row, tile or k tile) have their storage hoisted to the task
 // (hoist_storage: one allocation of the largest iteration's size): of a dynamic size they are heap
 // allocations, and a malloc and free per row put glibc's free (its arena lock) at 13% of a grouped
@@ -898,17 +901,114 @@ void schedule_weight_column_full_taps(BwdWeightGraph &g, const ConvArgs &a, int 
 
 }  // namespace
 
+namespace {
+
+// Narrow backward-weight along k (k_vectors = 1; first layers: c = 3 against k = 32-64). dw is a
+// GEMM of K x (C * R * S) over the pixels; dy's k are contiguous in NHWC (NCHW: a block's dy copied so),
+// so a register tile is tile_k vectors of k x tile_cg channels x T taps of one filter row (T = a class
+// filter's size, else tile_s; full_taps: x R rows), and each pixel costs tile_k dense loads of dy and
+// tile_cg * T broadcasts of x (adjacent floats of x's staged row: channels innermost) against tile_k *
+// tile_cg * T FMAs. x is staged once per split with its zero border. The register tile's guards (k past
+// K, channels past C, taps past S) vanish where K is whole tiles, C = tile_cg and S = T (specialised: the
+// first layers' c = 3 and their filters).
+void schedule_weight_k_vectors(BwdWeightGraph &g, const BwdWeightNarrowHostParams &p, const ConvArgs &a,
+                               Layout layout, FilterClass fc) {
+    const int V = p.vec, TK = V * p.tile_k, TCG = p.tile_cg;
+    const int class_filter = class_filter_size(fc), T = class_filter > 0 ? class_filter : p.tile_s;
+    const bool full = p.full_taps && class_filter > 0;  // every filter row in the tile
+    Var ko("ko"), ki("ki"), kvo("kvo"), kvi("kvi"), cgo("cgo"), cgi("cgi"), so("so"), si("si"), img("img");
+    std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
+    g.x_f.compute_at(g.ws, g.sp)
+        .reorder_storage(xv[2], xv[0], xv[1], xv[3])
+        .reorder(xv[2], xv[0], xv[1], xv[3])
+        .parallel(xv[1]);
+    // Blocks of output rows (dy's rows of a block stay in L2 while every filter row and k tile
+    // reads them; tasks of (k tile, filter row) each streamed the whole of dy from memory): a
+    // block's sum per image (bsum, an rfactor over the images and the blocks) is a parallel task,
+    // and within it each register tile sums one row at a time (rowsum, computed per row: registers),
+    // added into the block's sum. The split's partial sums the blocks in order.
+    RVar ybo("ybo"), ybi("ybi");
+    Var yb("yb"), row("row");
+    Expr block_rows = max(1, min((a.P + 3) / 4, kKVectorBlockBytes / max(1, a.Q * a.K * 4)));
+    g.partial.update().split(g.rr.y, ybo, ybi, block_rows, TailStrategy::GuardWithIf);
+    Func bsum = g.partial.update().rfactor({{g.rr.z, img}, {ybo, yb}});  // bsum(s, r, cg, k, sp, img, yb)
+    Func rowsum = bsum.update().rfactor(ybi, row);                         // rowsum(..., img, yb, row)
+    // k innermost, so a row's tile adds into it as dense vectors; tasks of blocks (every filter row
+    // and k tile of a block in one task: tasks of (block, filter row) read a block's dy from memory
+    // once a row, 0.6-0.7x on 224 x 224 layers).
+    bsum.compute_at(g.ws, g.sp).reorder_storage(g.k, g.cg, g.s, g.r, g.sp, img, yb);
+    bsum.reorder(g.k, g.cg, g.s, g.r, g.sp, yb, img).vectorize(g.k, V, TailStrategy::GuardWithIf).parallel(yb);
+    // k in whole tiles where K is a multiple of them (RoundUp: the tile's region constant, no guard in
+    // its loops); else the last tile guarded. C = tile_cg and (any filter) S = T: no guard either.
+    const Expr fits = (class_filter > 0 ? a.C == TCG : a.C == TCG && a.S == T) && a.K % TK == 0;
+    auto tiles = [&](Stage st, TailStrategy k_tail) {
+        st.split(g.k, ko, ki, TK, k_tail)
+            .split(g.cg, cgo, cgi, TCG, TailStrategy::GuardWithIf)
+            .split(g.s, so, si, T, TailStrategy::GuardWithIf)
+            .split(ki, kvo, kvi, V)
+            .reorder(kvi, kvo, cgi, si, g.r, ybi, so, cgo, ko, g.sp, yb, img)
+            .vectorize(kvi)
+            .unroll(kvo)
+            .parallel(yb);
+        if (full) st.unroll(g.r);
+        else st.reorder(ybi, so, cgo, ko, g.r);
+    };
+    tiles(bsum.update().specialize(fits), TailStrategy::RoundUp);
+    tiles(bsum.update(), TailStrategy::GuardWithIf);
+    if (layout == Layout::NCHW) {
+        // NCHW: the block's dy copied with k innermost (tiles of V k x V columns, both vectorised: dense
+        // row loads and shuffles), so the tiles load dense vectors of k as in NHWC.
+        std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n)
+        Var dko("dko"), dki("dki"), dqo("dqo"), dqi("dqi");
+        g.dy_f.compute_at(bsum, yb)
+            .reorder_storage(dv[2], dv[0], dv[1], dv[3])
+            .split(dv[2], dko, dki, V, TailStrategy::GuardWithIf)
+            .split(dv[0], dqo, dqi, V, TailStrategy::GuardWithIf)
+            .reorder(dki, dqi, dko, dqo, dv[1], dv[3])
+            .vectorize(dki)
+            .vectorize(dqi);
+    }
+    rowsum.compute_at(bsum, ybi)
+        .bound_storage(g.k, TK)
+        .bound_storage(g.cg, TCG)
+        .bound_storage(g.s, T)
+        .reorder_storage(g.k, g.cg, g.s, g.r, g.sp, img, yb, row);
+    if (full) rowsum.bound_storage(g.r, class_filter);
+    for (Stage st : {Stage(rowsum), rowsum.update()})  // a constant region where it fits: registers
+        st.split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
+            .split(ki, kvo, kvi, V, TailStrategy::GuardWithIf)
+            .split(g.cg, cgo, cgi, TCG, TailStrategy::GuardWithIf)
+            .split(g.s, so, si, T, TailStrategy::GuardWithIf)
+            .vectorize(kvi)
+            .unroll(kvo)
+            .unroll(cgi)
+            .unroll(si);
+    if (full) {
+        Stage(rowsum).unroll(g.r);
+        rowsum.update().unroll(g.r).reorder(kvi, kvo, cgi, si, g.r, g.rr.x, ko, cgo, so, g.sp, img, yb, row);
+    } else {
+        rowsum.update().reorder(kvi, kvo, cgi, si, g.rr.x, ko, cgo, so, g.r, g.sp, img, yb, row);
+    }
+    g.partial.update().vectorize(g.k, V, TailStrategy::GuardWithIf);
+}
+
+}  // namespace
+
 // Backward-weight, host, narrow (c / groups < 8: first layers, small groups). Channel vectors
-// would run mostly empty, so the vectors run along the columns (schedule_weight_column_lanes).
-// The dispatcher makes each split whole images, so x (with its zero border) and, in NHWC, dy are
-// staged once per split with columns innermost.
+// would run mostly empty, so the vectors run along the columns (schedule_weight_column_lanes), or
+// with k_vectors along k (schedule_weight_k_vectors). The dispatcher makes each split whole images,
+// so x (with its zero border) and, for the column lanes in NHWC, dy are staged once per split.
 void schedule_bwd_weight_narrow_host(BwdWeightGraph &g, const BwdWeightNarrowHostParams &p, const ConvArgs &a,
-                                     Layout layout, StrideClass, FilterClass) {
+                                     Layout layout, StrideClass, FilterClass fc) {
     const int V = p.vec;
     schedule_weight_sum_splits_per_k(g, a);
     g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp);
     g.partial.compute_at(g.ws, g.sp);
     std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n): columns innermost, the zero border materialised
+    if (p.k_vectors) {
+        schedule_weight_k_vectors(g, p, a, layout, fc);
+        return;
+    }
     g.x_f.compute_at(g.ws, g.sp).vectorize(xv[0], V, TailStrategy::GuardWithIf).parallel(xv[2]);
     if (layout == Layout::NHWC) {
         std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n): transposed to columns innermost

@@ -177,9 +177,25 @@ CONVBWD_DEFINE_PARAMS(BwdWeightDwHostParams, CONVBWD_BWD_WEIGHT_DW_HOST_KNOBS)
 // vectors run along dy's and x's columns; each split is whole images (x and dy staged per split,
 // columns innermost) and its tasks are (filter row, k tiles).
 #define CONVBWD_BWD_WEIGHT_NARROW_HOST_KNOBS(X)                                                          \
-    X(tile_k, 4, Compile, "k!", "output channels per register tile", 1, 2, 3, 4, 6, 8)                   \
+    X(tile_k, 4, Compile, "k!", "output channels per register tile (k_vectors = 1: vectors of them)", 1, 2, 3, 4, 6, 8) \
     X(tile_cg, 3, Compile, "c!", "input channels (of a group) per register tile", 1, 2, 3, 4)            \
-    X(vec, 8, Compile, "v", "f32 SIMD lanes along the columns", 4, 8, 16)                                 \
+    X(vec, 8, Compile, "v", "f32 SIMD lanes along the columns (k_vectors = 1: along k)", 4, 8, 16)        \
+    X(k_vectors, 0, Compile, "K",                                                                         \
+      "1: vectors along k (NHWC: dy's innermost dim, read in place; NCHW: a block's dy copied k innermost); " \
+      "a register tile of tile_k vectors "                                                                 \
+      "x tile_cg channels x a filter row's taps (x broadcast from a copy with its zero border, channels " \
+      "innermost, so a tile's taps are adjacent) sums a row at a time; tasks of blocks of output rows "   \
+      "(their dy stays in L2 for every filter row and k tile); a grouped problem's k / groups a multiple " \
+      "of the tile. 0: vectors along the columns",                                                       \
+      0, 1)                                                                                              \
+    X(tile_s, 3, Compile, "s",                                                                           \
+      "k_vectors = 1, filter class any: a filter row's taps per register tile (a row of S = tile_s taps "  \
+      "runs unguarded, as with a class filter's own size; other S in guarded tiles)",                    \
+      1, 2, 3, 4, 5, 6, 7, 8)                                                                            \
+    X(full_taps, 0, Compile, "f",                                                                         \
+      "k_vectors = 1, a class filter: every filter row's taps in the register tile too (tile_k x tile_cg " \
+      "x R x S accumulators), so each line of dy loaded from memory serves all the filter's FMAs at once", \
+      0, 1)                                                                                              \
     X(max_splits, 16, Launch, "", "partial sums over the images (a divisor of N, at most this)", 1, 2, 4, 8, 16, 32, 64)
 CONVBWD_DEFINE_PARAMS(BwdWeightNarrowHostParams, CONVBWD_BWD_WEIGHT_NARROW_HOST_KNOBS)
 
@@ -487,6 +503,13 @@ inline int BwdWeightHostParams::group_exact() const { return 0; }
 inline int BwdWeightHostParams::channel_lanes() const { return vec / std::max(1, k_lanes); }
 inline int BwdDataStagedGpuParams::group_exact() const { return 0; }
 // The grouped columns family: a register tile's k lie in one group (its group from the tile's first k).
+// Narrow backward-weight with k_vectors: a register tile's k vectors lie in one group (x's channel read
+// from the tile's first k, define_bwd_weight's k_tile), so k / groups a multiple of them.
+inline int BwdWeightNarrowHostParams::group_channel_tile() const { return 1; }
+inline int BwdWeightNarrowHostParams::group_channels_min() const { return 1; }
+inline int BwdWeightNarrowHostParams::group_k_tile() const { return k_vectors ? vec * tile_k : 1; }
+inline int BwdWeightNarrowHostParams::group_exact() const { return 0; }
+inline int BwdWeightNarrowHostParams::packed_tile() const { return 0; }
 inline int BwdWeightGroupedHostParams::group_channel_tile() const { return 1; }
 inline int BwdWeightGroupedHostParams::group_channels_min() const { return 1; }
 inline int BwdWeightGroupedHostParams::group_k_tile() const { return tile_k; }
@@ -620,7 +643,8 @@ inline const std::vector<Family> &families() {
          &BwdWeightDwHostParams::knobs, "depthwise backward-weight (c = k = groups): vectors along the channels"},
         {"conv_bwd_weight_narrow_host", Direction::BwdWeight, ScheduleKind::Host, GroupClass::Narrow, "nr",
          &BwdWeightNarrowHostParams::knobs,
-         "narrow backward-weight (c / groups < 8: first layers, small groups): vectors along the columns"},
+         "narrow backward-weight (c / groups < 8: first layers, small groups): vectors along the columns or along k",
+         nullptr, &group_channels_of<BwdWeightNarrowHostParams>},
         {"conv_bwd_weight_grouped_host", Direction::BwdWeight, ScheduleKind::Host, GroupClass::Any, "gr",
          &BwdWeightGroupedHostParams::knobs,
          "NCHW grouped backward-weight: vectors along the columns, a tile of one group's k x every filter tap, "
@@ -917,7 +941,20 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (!(e = need(p.tile_k * taps * taps <= budget(p.vec), acc_rule("tile_k * R * S", p.vec))).empty()) return e;
     } else if (f.kind == ScheduleKind::Host && f.groups == GroupClass::Narrow) {
         const auto p = to_params<BwdWeightNarrowHostParams>(vals);
-        if (!(e = need(p.tile_k * p.tile_cg <= budget(p.vec), acc_rule("tile_k * tile_cg", p.vec))).empty()) return e;
+        if (p.k_vectors) {
+            const int cf = class_filter_size(c.filter);
+            if (!(e = need(!p.full_taps || cf > 0, "full_taps = 1: a class filter (k1, k3, k5: its rows unrolled)")).empty())
+                return e;
+            const int taps = cf > 0 ? (p.full_taps ? cf * cf : cf) : p.tile_s;
+            if (!(e = need(class_filter_size(c.filter) == 0 || p.tile_s == 3,
+                           "tile_s: filter class any only (a class filter's row is the tile's taps)")).empty()) return e;
+            if (!(e = need(p.tile_k * p.tile_cg * taps <= budget(p.vec),
+                           acc_rule("k_vectors = 1: tile_k * tile_cg * taps (the class filter's row or, full_taps, all of it; else tile_s)", p.vec))).empty())
+                return e;
+        } else {
+            if (!(e = need(p.tile_s == 3 && !p.full_taps, "tile_s, full_taps: k_vectors = 1 only")).empty()) return e;
+            if (!(e = need(p.tile_k * p.tile_cg <= budget(p.vec), acc_rule("tile_k * tile_cg", p.vec))).empty()) return e;
+        }
     } else if (f.kind == ScheduleKind::Host && f.groups == GroupClass::Depthwise) {
         const auto p = to_params<BwdWeightDwHostParams>(vals);
         const int taps = std::max(class_filter_size(c.filter), 1);  // a class filter's taps are unrolled

@@ -197,6 +197,22 @@ inline std::vector<ConvProblem> conformance_problems() {
         p.pad_top = p.pad_bottom = p.R / 2, p.pad_left = p.pad_right = 3;
         out.push_back(with_derived_output(p));
     }
+    // First layers whose k is whole vectors of k (the host's narrow kernels along k, k_vectors: their
+    // unguarded branch takes c = 3 with k a multiple of the k tile and, for any filter, S = tile_s), in
+    // 3x3 at strides 1 and 2, 7x7 and 4x4 at stride 2; a k of 48 (a 32-k tile's tail); one input
+    // channel; 3 channels a group of 2 groups with 32 k each (a k tile inside one group).
+    struct First {
+        int N, C, K, G, H, W, R, stride, pad;
+    };
+    for (const First &f : {First{2, 3, 32, 1, 11, 13, 3, 1, 1}, First{1, 3, 48, 1, 12, 9, 3, 2, 1},
+                           First{2, 3, 64, 1, 19, 23, 7, 2, 3}, First{1, 3, 32, 1, 16, 16, 4, 2, 1},
+                           First{2, 1, 32, 1, 9, 10, 3, 1, 1}, First{1, 6, 64, 2, 7, 10, 3, 1, 1}}) {
+        ConvProblem p;
+        p.N = f.N, p.C = f.C, p.K = f.K, p.G = f.G, p.H = f.H, p.W = f.W, p.R = p.S = f.R;
+        p.stride_h = p.stride_w = f.stride;
+        p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = f.pad;
+        out.push_back(with_derived_output(p));
+    }
     return out;
 }
 

@@ -103,6 +103,40 @@ TEST_CASE("the specialised class is chosen where it applies") {
     CHECK(chosen(p, CONVBWD_BWD_WEIGHT).find("_s2_k3_") != std::string::npos);
 }
 
+TEST_CASE("NHWC first layers take the narrow kernels along k; few k, or k tiles across groups, the column lanes") {
+    const std::string nr = "bwdw_f32_nhwc_any_any_host_nrk4c3", kv3 = "bwdw_f32_nhwc_s1_k3_host_nrk2c3v16K",
+                      kv = "bwdw_f32_nhwc_any_any_host_nrk2c3v16K";
+    if (!has_kernel(nr) || !has_kernel(kv3) || !has_kernel(kv)) return;
+    ConvProblem first{.N = 1, .C = 3, .H = 32, .W = 30, .K = 64, .R = 3, .S = 3, .pad_top = 1, .pad_bottom = 1,
+                      .pad_left = 1, .pad_right = 1, .layout = Layout::NHWC};
+    first = with_derived_output(first);
+    CHECK(chosen(first, CONVBWD_BWD_WEIGHT) == by_lanes(kv3, nr));
+    ConvProblem stem = first;  // 7x7 stride 2: class any
+    stem.R = stem.S = 7, stem.stride_h = stem.stride_w = 2;
+    stem.pad_top = stem.pad_bottom = stem.pad_left = stem.pad_right = 3;
+    stem.P = stem.Q = 0;
+    stem = with_derived_output(stem);
+    CHECK(chosen(stem, CONVBWD_BWD_WEIGHT) == by_lanes(kv, nr));
+    // Refused, with the reason: 8 k (a quarter of the 32-k tile), 16 k a group (a tile across groups).
+    auto refusal = [&](ConvProblem p) {
+        convbwd_problem c = to_c(p);
+        convbwd_exec e{};
+        e.kernel = kv.c_str();
+        const char *got = nullptr;
+        CHECK(convbwd_select_kernel(&c, CONVBWD_BWD_WEIGHT, CONVBWD_F32, to_c(p.layout), &e, &got) == CONVBWD_NO_KERNEL);
+        const std::string why = convbwd_last_error();
+        CHECK(chosen(p, CONVBWD_BWD_WEIGHT) == nr);
+        return why;
+    };
+    ConvProblem few = stem;
+    few.K = 8;
+    CHECK(refusal(few).find("under half the kernel's tile of k (32") != std::string::npos);
+    ConvProblem grouped = stem;
+    grouped.C = 12, grouped.G = 4;
+    CHECK(group_class(grouped) == GroupClass::Narrow);
+    CHECK(refusal(grouped).find("k / groups = 16 is not a multiple of the kernel's k tile (32)") != std::string::npos);
+}
+
 TEST_CASE("narrow problems (c / groups < 8) take the narrow backward-weight family, others refuse it") {
     for (Layout l : {Layout::NCHW, Layout::NHWC}) {
         const std::string nr = std::string("bwdw_f32_") + (l == Layout::NCHW ? "nchw" : "nhwc") + "_any_any_host_nrk4c3";

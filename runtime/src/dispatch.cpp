@@ -100,6 +100,14 @@ std::string cannot_implement(const Selection &sel, const Query &q) {
     // block mostly empty (on the H100, docs/PERFORMANCE.md: DCGAN's k = 1 layer ran 0.11x of the next
     // default backward-data; ResNet-50's stem, c = 3, 0.07 of cuDNN backward-weight, the register
     // tiles' first-layer tile 0.46; DCGAN's c = 3 layer 0.25 backward-data, the register tile 0.43).
+    // Narrow backward-weight along k (k_vectors): a tile of vec * tile_k k; a layer of under half as many
+    // k a group runs its vectors mostly masked (the column lanes follow).
+    if (const KnobValues &kv = kernel_knobs(k); kv.family->knobs == &BwdWeightNarrowHostParams::knobs) {
+        const BwdWeightNarrowHostParams np = to_params<BwdWeightNarrowHostParams>(kv);
+        if (np.k_vectors && 2 * (p.K / p.G) < np.group_k_tile())
+            return "k: k / groups = " + std::to_string(p.K / p.G) + " is under half the kernel's tile of k (" +
+                   std::to_string(np.group_k_tile()) + ", vectors along k): its vectors would run mostly empty";
+    }
     if (const StagedBlock b = staged_block(k); b.c > 0) {
         const bool data = k.dir == Direction::BwdData;
         if (2 * (p.C / p.G) < b.c)
