@@ -261,7 +261,7 @@ struct BwdWeightGraph {
     Halide::Expr beta;
 };
 
-// k_tile > 0: every tile of k_tile filters starting at a multiple of it lies in one group (the
+// k_tile > 1: every tile of k_tile filters starting at a multiple of it lies in one group (the
 // dispatcher's condition: k / groups a multiple of k_tile, group_k_tile() in schedules/spaces.h),
 // so a filter's group is its tile's, read from the tile's first k: uniform over a register tile
 // of k, whose reads of x then load one channel vector for the whole tile.

@@ -57,9 +57,12 @@ public:
     void generate() {
         ConvArgs args = this->bwd_weight_args();
         const auto p = knobs.params();
-        int k_tile = 0;  // a register tile's group from its first k (the general family's group_tile)
+        // A register tile's group read from its first k, where the family's tiles of k lie in one group
+        // (group_k_tile(): the general family's group_tile, the narrow one's k_vectors, the grouped
+        // columns' tile_k; 1: any k).
+        int k_tile = 0;
+        if constexpr (gc != GroupClass::Depthwise) k_tile = this->using_autoscheduler() ? 0 : p.group_k_tile();
         if constexpr (kGeneral) {
-            k_tile = this->using_autoscheduler() ? 0 : p.group_k_tile();
             args.weight_direct = !this->using_autoscheduler() && p.direct;
             args.weight_skip_pad = !this->using_autoscheduler() && p.skip_pad;
         }
@@ -75,14 +78,9 @@ public:
             args.weight_copy_planes = layout == Layout::NCHW && p.full_taps && !this->using_autoscheduler();
             args.weight_dy_in_place = p.dy_in_place;
         }
-        if constexpr (gc == GroupClass::Narrow) {
-            // k_vectors: a register tile's k vectors lie in one group, read from the tile's first k.
-            if (!this->using_autoscheduler()) k_tile = p.group_k_tile() > 1 ? p.group_k_tile() : 0;
-        }
         if constexpr (kGroupedColumns) {
             args.weight_round_columns = p.vec;
             args.weight_copy_planes = true;
-            k_tile = p.tile_k;
         }
         BwdWeightGraph g = this->build_bwd_weight(args, k_tile);
         this->constrain_workspace_taps_to_filter();

@@ -31,8 +31,10 @@ constexpr int kTilePixels = 64;
 // grouped layers, where NCHW's k_lanes tiles (x transposed per block) lost 0.9x.
 constexpr int kNhwcKLanesTilePixels = 256;
 // Bytes of dy a block of output rows holds in the narrow kernels along k (k_vectors): every filter
-// row and k tile of the block reads them, from L2 (1 MiB a core here).
+// row and k tile of the block reads them, from L2 (1 MiB a core here); at least kKVectorMinBlocks
+// blocks a split, so both cores have tasks on small planes (DCGAN's 32 x 32 was one block).
 constexpr int kKVectorBlockBytes = 256 * 1024;
+constexpr int kKVectorMinBlocks = 4;
 // Buffers computed inside a task (per row, tile or k tile) have their storage hoisted to the task
 // (hoist_storage: one allocation of the largest iteration's size): of a dynamic size they are heap
 // allocations, and a malloc and free per row put glibc's free (its arena lock) at 13% of a grouped
@@ -913,9 +915,10 @@ namespace {
 // first layers' c = 3 and their filters).
 void schedule_weight_k_vectors(BwdWeightGraph &g, const BwdWeightNarrowHostParams &p, const ConvArgs &a,
                                Layout layout, FilterClass fc) {
-    const int V = p.vec, TK = V * p.tile_k, TCG = p.tile_cg;
-    const int class_filter = class_filter_size(fc), T = class_filter > 0 ? class_filter : p.tile_s;
-    const bool full = p.full_taps && class_filter > 0;  // every filter row in the tile
+    const int V = p.vec, TK = p.group_k_tile(), TCG = p.tile_cg;  // TK: vec * tile_k k
+    const KVectorTaps taps = k_vector_taps(p, fc);
+    const int class_filter = class_filter_size(fc), T = taps.row;
+    const bool full = taps.rows > 1;  // every filter row in the tile
     Var ko("ko"), ki("ki"), kvo("kvo"), kvi("kvi"), cgo("cgo"), cgi("cgi"), so("so"), si("si"), img("img");
     std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
     g.x_f.compute_at(g.ws, g.sp)
@@ -929,7 +932,7 @@ void schedule_weight_k_vectors(BwdWeightGraph &g, const BwdWeightNarrowHostParam
     // added into the block's sum. The split's partial sums the blocks in order.
     RVar ybo("ybo"), ybi("ybi");
     Var yb("yb"), row("row");
-    Expr block_rows = max(1, min((a.P + 3) / 4, kKVectorBlockBytes / max(1, a.Q * a.K * 4)));
+    Expr block_rows = max(1, min((a.P + kKVectorMinBlocks - 1) / kKVectorMinBlocks, kKVectorBlockBytes / max(1, a.Q * a.K * 4)));
     g.partial.update().split(g.rr.y, ybo, ybi, block_rows, TailStrategy::GuardWithIf);
     Func bsum = g.partial.update().rfactor({{g.rr.z, img}, {ybo, yb}});  // bsum(s, r, cg, k, sp, img, yb)
     Func rowsum = bsum.update().rfactor(ybi, row);                         // rowsum(..., img, yb, row)
@@ -941,15 +944,18 @@ void schedule_weight_k_vectors(BwdWeightGraph &g, const BwdWeightNarrowHostParam
     // k in whole tiles where K is a multiple of them (RoundUp: the tile's region constant, no guard in
     // its loops); else the last tile guarded. C = tile_cg and (any filter) S = T: no guard either.
     const Expr fits = (class_filter > 0 ? a.C == TCG : a.C == TCG && a.S == T) && a.K % TK == 0;
-    auto tiles = [&](Stage st, TailStrategy k_tail) {
-        st.split(g.k, ko, ki, TK, k_tail)
+    // The register tile's dims, in the block's loops (bsum) and the row's (rowsum): TK k in vectors,
+    // TCG channels, T taps.
+    auto split_tile = [&](Stage st, TailStrategy k_tail) -> Stage {
+        return st.split(g.k, ko, ki, TK, k_tail)
+            .split(ki, kvo, kvi, V, TailStrategy::GuardWithIf)
             .split(g.cg, cgo, cgi, TCG, TailStrategy::GuardWithIf)
             .split(g.s, so, si, T, TailStrategy::GuardWithIf)
-            .split(ki, kvo, kvi, V)
-            .reorder(kvi, kvo, cgi, si, g.r, ybi, so, cgo, ko, g.sp, yb, img)
             .vectorize(kvi)
-            .unroll(kvo)
-            .parallel(yb);
+            .unroll(kvo);
+    };
+    auto tiles = [&](Stage st, TailStrategy k_tail) {
+        split_tile(st, k_tail).reorder(kvi, kvo, cgi, si, g.r, ybi, so, cgo, ko, g.sp, yb, img).parallel(yb);
         if (full) st.unroll(g.r);
         else st.reorder(ybi, so, cgo, ko, g.r);
     };
@@ -973,16 +979,9 @@ void schedule_weight_k_vectors(BwdWeightGraph &g, const BwdWeightNarrowHostParam
         .bound_storage(g.cg, TCG)
         .bound_storage(g.s, T)
         .reorder_storage(g.k, g.cg, g.s, g.r, g.sp, img, yb, row);
-    if (full) rowsum.bound_storage(g.r, class_filter);
+    if (full) rowsum.bound_storage(g.r, taps.rows);
     for (Stage st : {Stage(rowsum), rowsum.update()})  // a constant region where it fits: registers
-        st.split(g.k, ko, ki, TK, TailStrategy::GuardWithIf)
-            .split(ki, kvo, kvi, V, TailStrategy::GuardWithIf)
-            .split(g.cg, cgo, cgi, TCG, TailStrategy::GuardWithIf)
-            .split(g.s, so, si, T, TailStrategy::GuardWithIf)
-            .vectorize(kvi)
-            .unroll(kvo)
-            .unroll(cgi)
-            .unroll(si);
+        split_tile(st, TailStrategy::GuardWithIf).unroll(cgi).unroll(si);
     if (full) {
         Stage(rowsum).unroll(g.r);
         rowsum.update().unroll(g.r).reorder(kvi, kvo, cgi, si, g.r, g.rr.x, ko, cgo, so, g.sp, img, yb, row);
@@ -1004,11 +1003,11 @@ void schedule_bwd_weight_narrow_host(BwdWeightGraph &g, const BwdWeightNarrowHos
     schedule_weight_sum_splits_per_k(g, a);
     g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp);
     g.partial.compute_at(g.ws, g.sp);
-    std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n): columns innermost, the zero border materialised
     if (p.k_vectors) {
         schedule_weight_k_vectors(g, p, a, layout, fc);
         return;
     }
+    std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n): columns innermost, the zero border materialised
     g.x_f.compute_at(g.ws, g.sp).vectorize(xv[0], V, TailStrategy::GuardWithIf).parallel(xv[2]);
     if (layout == Layout::NHWC) {
         std::vector<Var> dv = g.dy_f.args();  // (q, p, k, n): transposed to columns innermost

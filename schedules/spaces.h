@@ -505,6 +505,15 @@ inline int BwdDataStagedGpuParams::group_exact() const { return 0; }
 // The grouped columns family: a register tile's k lie in one group (its group from the tile's first k).
 // Narrow backward-weight with k_vectors: a register tile's k vectors lie in one group (x's channel read
 // from the tile's first k, define_bwd_weight's k_tile), so k / groups a multiple of them.
+// Its register tile's taps along a filter row (a class filter's size, else tile_s) and filter rows (with
+// full_taps a class filter's R, else 1): one definition for the schedule and valid().
+struct KVectorTaps {
+    int row = 0, rows = 1;
+};
+inline KVectorTaps k_vector_taps(const BwdWeightNarrowHostParams &p, FilterClass fc) {
+    const int cf = class_filter_size(fc);
+    return {cf > 0 ? cf : p.tile_s, p.full_taps && cf > 0 ? cf : 1};
+}
 inline int BwdWeightNarrowHostParams::group_channel_tile() const { return 1; }
 inline int BwdWeightNarrowHostParams::group_channels_min() const { return 1; }
 inline int BwdWeightNarrowHostParams::group_k_tile() const { return k_vectors ? vec * tile_k : 1; }
@@ -945,10 +954,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             const int cf = class_filter_size(c.filter);
             if (!(e = need(!p.full_taps || cf > 0, "full_taps = 1: a class filter (k1, k3, k5: its rows unrolled)")).empty())
                 return e;
-            const int taps = cf > 0 ? (p.full_taps ? cf * cf : cf) : p.tile_s;
-            if (!(e = need(class_filter_size(c.filter) == 0 || p.tile_s == 3,
+            if (!(e = need(cf == 0 || p.tile_s == 3,
                            "tile_s: filter class any only (a class filter's row is the tile's taps)")).empty()) return e;
-            if (!(e = need(p.tile_k * p.tile_cg * taps <= budget(p.vec),
+            const KVectorTaps t = k_vector_taps(p, c.filter);
+            if (!(e = need(p.tile_k * p.tile_cg * t.row * t.rows <= budget(p.vec),
                            acc_rule("k_vectors = 1: tile_k * tile_cg * taps (the class filter's row or, full_taps, all of it; else tile_s)", p.vec))).empty())
                 return e;
         } else {
