@@ -677,6 +677,7 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
                                  StrideClass sc, FilterClass fc, Expr max_splits, GroupClass gc, bool image_splits,
                                  int k_tile) {
     BwdWeightGraph g;
+    g.x_in = x;
     ClassConsts k = class_consts(sc, fc);
     g.sx = g.sy = k.stride;
     g.beta = a.beta;
@@ -735,9 +736,10 @@ BwdWeightGraph define_bwd_weight(Func x, Func dy, Func prev, Func ws, Func out, 
         // Splits of whole images (ceil(N / max_splits) each; the dispatcher makes max_splits a
         // divisor of N) and a reduction over (q, p, image): no division per row, and a split's
         // x and dy are whole images, which a schedule can stage once.
-        Expr ips = (a.N + max_splits - 1) / max_splits;
+        // (ConvArgs::weight_direct: one split of every image, a constant the schedule's tile sees.)
+        Expr ips = a.weight_direct ? a.N : (a.N + max_splits - 1) / max_splits;
         g.rows = ips * a.P;
-        g.splits = (a.N + ips - 1) / ips;
+        g.splits = a.weight_direct ? Expr(1) : (a.N + ips - 1) / ips;
         g.rr = RDom(0, q_end, 0, a.P, 0, ips, "rr");
         Expr n_raw = g.sp * ips + g.rr.z;
         g.rr.where(n_raw < a.N);

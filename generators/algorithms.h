@@ -240,6 +240,7 @@ BwdDataStagedGraph define_bwd_data_winograd(Halide::Func dy, Halide::Func w, Hal
 
 struct BwdWeightGraph {
     Halide::Func x_f, dy_f;  // f32 views; x_f is zero outside H x W
+    Halide::Func x_in;  // the input x_f reads (for a schedule's wrappers of it, Func::in)
     // x_row(xx, r, c, row) = x_f at row p * stride - pad + r * dilation of image n (r: filter row),
     // dy_row(q, k, row) = dy_f at (p, n), where row = n * P + p: what partial reads (inlined by
     // default).

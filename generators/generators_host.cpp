@@ -73,10 +73,14 @@ public:
             args.likely_bounds = p.full_taps;  // x read in place, or staged per task
             // NCHW: column lanes over rows rounded up to whole vectors (dy and x staged per task).
             // (dy_in_place = 1: dy read in place, rows not rounded up, a row's last vector masked.)
-            if (layout == Layout::NCHW && !p.dy_in_place && !this->using_autoscheduler()) args.weight_round_columns = p.vec;
+            const bool columns = !p.along_channels(layout) && !this->using_autoscheduler();
+            if (columns && !p.dy_in_place) args.weight_round_columns = p.vec;
             // NCHW every tap in the tile: x and dy copied per task, their borders written apart.
-            args.weight_copy_planes = layout == Layout::NCHW && p.full_taps && !this->using_autoscheduler();
+            // (channel_vectors = 1: x's and dy's planes copied transposed, x's border select read in the
+            // tile, as NHWC's x_in_place.)
+            args.weight_copy_planes = columns && p.full_taps;
             args.weight_dy_in_place = p.dy_in_place;
+            args.weight_direct = p.direct && !this->using_autoscheduler();  // one split, no workspace
         }
         if constexpr (kGroupedColumns) {
             args.weight_round_columns = p.vec;

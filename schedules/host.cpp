@@ -9,6 +9,8 @@ namespace convbwd {
 // 7x7 or 14x14 plane was ~100 ns of work against the thread pool's hand-off (the pool's mutex and
 // the scheduler were half of a call on MobileNet's 960-channel 7x7 layers, both directions).
 constexpr int kTaskPixels = 2048;
+// Columns of a block transposed in registers (NCHW copied channels innermost): 8 x 16 lanes = 8 zmm.
+constexpr int kTransposeColumns = 8;
 // Tasks a split at most where a task copies its channels' planes (NCHW depthwise backward-weight):
 // fewer, longer tasks of contiguous channels (the pool's hand-off and the task's buffers once each).
 constexpr int kDwPlaneTasks = 8;
@@ -773,63 +775,118 @@ void schedule_weight_sum_splits_per_k(BwdWeightGraph &g, const ConvArgs &a) {
     g.dw.compute_at(g.out, kk);
 }
 
-// Depthwise NHWC backward-weight, every tap in the register tile (full_taps = 1; valid(): a class
-// filter of R x S taps). Tasks are (k tiles, split), one parallel loop: a register tile of tile_c
+// Depthwise backward-weight along the channels, every tap in the register tile (full_taps = 1;
+// valid(): a class filter of R x S taps). Tasks are (k tiles, split), one parallel loop: a register tile of tile_c
 // channel vectors x every tap of the filter sums the split's whole planes, reading dy in place and
 // x in place (x_in_place = 1: its zero border through the loops that x_f's likely bounds tests
 // partition, so the steady state has no select and no clamp) or from the task's staged copy with
 // the border (x_in_place = 0), tile_q output columns a step (unrolled: an x vector loaded serves up
-// to S taps of the step). The splits are summed serially (the filter is small).
-void schedule_weight_dw_full_taps(BwdWeightGraph &g, const BwdWeightDwHostParams &p, const ConvArgs &a, int taps) {
+// to S taps of the step). The splits are summed serially (the filter is small), or with direct = 1
+// there is one and the tasks write dw. NCHW with channel_vectors = 1 is this tile too, over copies of
+// the task's planes with their channels innermost.
+void schedule_weight_dw_full_taps(BwdWeightGraph &g, const BwdWeightDwHostParams &p, const ConvArgs &a, int taps,
+                                  Layout layout) {
     const int V = p.vec, TKV = V * p.tile_c;
     Var ko("ko"), ki("ki"), kbo("kbo"), kbi("kbi"), cvo("cvo"), cvi("cvi"), t("t");
     RVar qo("qo"), qi("qi");
-    // The output stage per channel, its taps innermost (the filter's dense order; stores along k
-    // were 16 scattered lanes a vector), on one thread (in parallel tasks of 64 or 128 channels it
-    // lost 0.82-0.95x on layers of 192-576 channels: the pool's hand-off).
-    g.out.compute_root();
-    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
-        s.reorder(g.s, g.r, g.cg, g.k);
-    });
-    g.dw.compute_at(g.out, g.k);
-    g.ws.bound(g.s, 0, taps).bound(g.r, 0, taps);  // the workspace's tap dims (checked on entry)
     // Tasks of several register tiles on small planes (about 2 * kTaskPixels pixels x channels a
     // task): a 7x7 plane's tile is a few hundred FMAs, less than the pool's hand-off (MobileNet-v2's
     // and EfficientNet-b0's 7x7 layers 1.2x; with 4 * kTaskPixels, 14x14 planes took 2 tiles a
     // task too and stride-2 layers of 14x14 outputs lost up to 0.84x).
     Expr tiles_per_task = max(1, 2 * kTaskPixels / max(1, a.P * a.Q * TKV));
-    g.ws.split(g.k, ko, ki, TKV, TailStrategy::GuardWithIf)
-        .split(ko, kbo, kbi, tiles_per_task, TailStrategy::GuardWithIf)
-        .split(ki, cvo, cvi, V, TailStrategy::GuardWithIf)
-        .reorder(cvi, cvo, g.s, g.r, kbi, kbo, g.sp, g.cg)
-        .vectorize(cvi)
-        .unroll(cvo)
-        .unroll(g.s)
-        .unroll(g.r)
-        .fuse(kbo, g.sp, t)
-        .parallel(t);
-    // partial at the tile: constant storage, every index constant once unrolled: registers.
-    g.partial.compute_at(g.ws, kbi)
-        .bound_storage(g.k, TKV)
-        .bound_storage(g.s, taps)
-        .bound_storage(g.r, taps)
-        .reorder_storage(g.k, g.s, g.r, g.cg, g.sp);
-    for (Stage st : {Stage(g.partial), g.partial.update()})
+    // The stage whose parallel loop runs the register tiles (at its kbi): ws, or with direct = 1 out.
+    Func tiles = p.direct ? g.out : g.ws;
+    // A register tile's loops in the stages computed at kbi (partial; dw with direct = 1): tile_c channel
+    // vectors x the taps, unrolled.
+    auto register_tile = [&](Stage st) {
         st.split(g.k, ko, ki, TKV, TailStrategy::GuardWithIf)
             .split(ki, cvo, cvi, V, TailStrategy::GuardWithIf)
             .vectorize(cvi)
             .unroll(cvo)
             .unroll(g.s)
             .unroll(g.r);
+    };
+    // The tiling stage's loops: tasks (kbo) of tiles_per_task register tiles (kbi) of TKV k.
+    auto task_tiles = [&](Stage st) -> Stage {
+        return st.split(g.k, ko, ki, TKV, TailStrategy::GuardWithIf)
+            .split(ko, kbo, kbi, tiles_per_task, TailStrategy::GuardWithIf)
+            .split(ki, cvo, cvi, V, TailStrategy::GuardWithIf)
+            .vectorize(cvi)
+            .unroll(cvo)
+            .unroll(g.s)
+            .unroll(g.r);
+    };
+    g.out.compute_root();
+    if (p.direct) {
+        // direct = 1 (ConvArgs::weight_direct: one split of every image, no workspace): out written from
+        // the register tile where it is summed, in the tasks (a tile's 16 k of one tap are 9 floats
+        // apart in the filter: scattered lanes, a few hundred stores against the tile's R x S x P x Q
+        // x N vector FMAs). No serial pass over the splits and no workspace round trip.
+        g.out.bound(g.s, 0, taps).bound(g.r, 0, taps);
+        for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+            task_tiles(s).reorder(cvi, cvo, g.s, g.r, g.cg, kbi, kbo).parallel(kbo);
+        });
+        g.dw.compute_at(g.out, kbi).bound_storage(g.k, TKV).bound_storage(g.s, taps).bound_storage(g.r, taps);
+        for (Stage st : {Stage(g.dw), g.dw.update()}) register_tile(st);
+    } else {
+        // The output stage per channel, its taps innermost (the filter's dense order; stores along k
+        // were 16 scattered lanes a vector), on one thread (in parallel tasks of 64 or 128 channels it
+        // lost 0.82-0.95x on layers of 192-576 channels: the pool's hand-off).
+        for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+            s.reorder(g.s, g.r, g.cg, g.k);
+        });
+        g.dw.compute_at(g.out, g.k);
+        g.ws.bound(g.s, 0, taps).bound(g.r, 0, taps);  // the workspace's tap dims (checked on entry)
+        task_tiles(g.ws).reorder(cvi, cvo, g.s, g.r, kbi, kbo, g.sp, g.cg).fuse(kbo, g.sp, t).parallel(t);
+    }
+    // partial at the tile: constant storage, every index constant once unrolled: registers.
+    g.partial.compute_at(tiles, kbi)
+        .bound_storage(g.k, TKV)
+        .bound_storage(g.s, taps)
+        .bound_storage(g.r, taps)
+        .reorder_storage(g.k, g.s, g.r, g.cg, g.sp);
+    for (Stage st : {Stage(g.partial), g.partial.update()}) register_tile(st);
     g.partial.update()
         .split(g.rr.x, qo, qi, p.tile_q, TailStrategy::GuardWithIf)
         .reorder(cvi, cvo, g.s, g.r, qi, qo, g.rr.y, g.rr.z, ko, g.cg, g.sp)
         .unroll(qi);
+    if (layout == Layout::NCHW) {
+        // channel_vectors = 1: the task's channels of x's and dy's planes copied channels innermost (x's
+        // border then as NHWC's: read in the tile, or staged from this copy). Each copy goes through
+        // blocks of a few columns x TKV channels loaded along the columns into a constant-size buffer
+        // and stored along the channels, which LLVM turns into register permutes (vpermt2ps; a copy
+        // vectorized along one dim gathers or scatters an element a lane). The last block of a row is
+        // shifted inwards (it overlaps the one before), so every load lies inside the plane: blocks of
+        // 8 columns where a row has 8 or more, of 4 where it has 4 to 7 (7x7 planes), else of 1 (a
+        // gather a column).
+        // src's values for consumer: t (the task's copy) and b (a block of it) wrap src in turn.
+        auto transpose_copy = [&](Func src, Func consumer, Expr columns) {
+            Func t = src.in(consumer), b = src.in(t);
+            std::vector<Var> v = t.args();  // (columns, rows, channels, image)
+            Var xo("xo"), xi("xi"), co("co"), ci("ci");
+            t.compute_at(tiles, kbi).bound_storage(v[2], TKV).reorder_storage(v[2], v[0], v[1], v[3]);
+            b.compute_at(t, xo).bound_storage(v[2], TKV).reorder_storage(v[0], v[2], v[1], v[3]);
+            for (int cols : {kTransposeColumns, kTransposeColumns / 2, 1}) {
+                Stage ts = cols > 1 ? t.specialize(columns >= cols) : Stage(t);
+                ts.split(v[0], xo, xi, cols, TailStrategy::ShiftInwards)
+                    .split(v[2], co, ci, V, TailStrategy::GuardWithIf)
+                    .reorder(ci, xi, co, xo, v[1], v[3])
+                    .vectorize(ci);
+                if (cols > 1) ts.vectorize(xi);
+                Stage bs = cols > 1 ? b.specialize(columns >= cols) : Stage(b);
+                bs.reorder(v[0], v[2], v[1], v[3]);
+                if (cols > 1) bs.vectorize(v[0], cols, TailStrategy::RoundUp);
+            }
+            b.bound_storage(v[0], kTransposeColumns);
+        };
+        transpose_copy(g.x_in, g.x_f, a.W);       // x's raw planes (x_f's border read from them)
+        transpose_copy(g.dy_f, g.partial, a.Q);
+    }
     if (!p.x_in_place) {
         // The task's channels of x with their zero border, channels innermost (the copy's own
         // border loops are partitioned the same way: its interior copies without tests).
         std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
-        g.x_f.compute_at(g.ws, kbi)
+        g.x_f.compute_at(tiles, kbi)
             .bound_storage(xv[2], TKV)
             .reorder_storage(xv[2], xv[0], xv[1], xv[3])
             .reorder(xv[2], xv[0], xv[1], xv[3])
@@ -1034,11 +1091,11 @@ void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams 
     const int V = p.vec;
     const int taps = class_filter_size(fc);  // a class filter's row
     std::vector<Var> xv = g.x_f.args();  // (xx, yy, c, n)
-    if (layout == Layout::NCHW && p.full_taps) {
+    if (!p.along_channels(layout) && p.full_taps) {
         schedule_weight_column_full_taps(g, a, p.vec, p.tile_k, p.tile_q, taps, false);
         return;
     }
-    if (layout == Layout::NCHW) {
+    if (!p.along_channels(layout)) {
         schedule_weight_sum_splits_per_k(g, a);
         g.ws.reorder(g.s, g.cg, g.k, g.r, g.sp);
         g.partial.compute_at(g.ws, g.sp);
@@ -1047,7 +1104,7 @@ void schedule_bwd_weight_dw_host(BwdWeightGraph &g, const BwdWeightDwHostParams 
         return;
     }
     if (p.full_taps) {
-        schedule_weight_dw_full_taps(g, p, a, taps);
+        schedule_weight_dw_full_taps(g, p, a, taps, layout);
         return;
     }
     Var cvo("cvo"), cvi("cvi"), ko("ko"), ki("ki"), img("img");

@@ -70,6 +70,7 @@ struct Knob {
         int cols_tile() const;                                                 \
         bool channels_dense(Layout layout) const;                              \
         int column_threads(Layout layout) const;                               \
+        bool along_channels(Layout layout) const;                              \
     };
 
 // ---- Backward-data, host CPU (generators conv_bwd_data_host, conv_bwd_data_scatter_host) ----
@@ -150,7 +151,7 @@ CONVBWD_DEFINE_PARAMS(BwdWeightHostParams, CONVBWD_BWD_WEIGHT_HOST_KNOBS)
 
 // ---- Backward-weight, host CPU, depthwise (conv_bwd_weight_dw_host): vectors along k (= c) ----
 #define CONVBWD_BWD_WEIGHT_DW_HOST_KNOBS(X)                                                              \
-    X(tile_c, 2, Compile, "c!", "NHWC: vectors of channels per register tile (x the filter row's taps)", 1, 2, 3, 4) \
+    X(tile_c, 2, Compile, "c!", "NHWC (NCHW with channel_vectors = 1): vectors of channels per register tile (x the filter row's taps)", 1, 2, 3, 4) \
     X(tile_k, 4, Compile, "k", "NCHW: channels per register tile (x the filter row's taps; vectors along the columns)", 1, 2, 3, 4) \
     X(vec, 8, Compile, "v", "f32 SIMD lanes", 4, 8, 16)                                                  \
     X(full_taps, 0, Compile, "f",                                                                         \
@@ -159,8 +160,8 @@ CONVBWD_DEFINE_PARAMS(BwdWeightHostParams, CONVBWD_BWD_WEIGHT_HOST_KNOBS)
       "pass over the planes) over the task's whole planes; 0 = a filter row's taps per tile",            \
       0, 1)                                                                                              \
     X(x_in_place, 0, Compile, "i",                                                                        \
-      "full_taps = 1: 1 = x read in place (its zero border by partitioned loops); 0 = the task's channels " \
-      "of x staged with the border",                                                                     \
+      "full_taps = 1 along the channels: 1 = x read in place (NCHW: from the task's transposed copy), its " \
+      "zero border by partitioned loops; 0 = the task's channels of x staged with the border",           \
       0, 1)                                                                                              \
     X(tile_q, 1, Compile, "q",                                                                           \
       "full_taps = 1: output columns (NHWC) or rows (NCHW) per step, unrolled, so that an x vector "     \
@@ -169,6 +170,16 @@ CONVBWD_DEFINE_PARAMS(BwdWeightHostParams, CONVBWD_BWD_WEIGHT_HOST_KNOBS)
     X(dy_in_place, 0, Compile, "d",                                                                      \
       "NCHW, full_taps = 1: 1 = dy read in place (a row's last vector masked; rows not rounded up); 0 = " \
       "dy copied per k tile with zeros past Q (rows rounded up to whole vectors)",                       \
+      0, 1)                                                                                              \
+    X(channel_vectors, 0, Compile, "t",                                                                  \
+      "NCHW, full_taps = 1: 1 = vectors along the channels (the NHWC tile: tile_c vectors x R x S), a "   \
+      "task's planes of x and dy copied channels innermost (blocks of 8 or 4 columns transposed in "     \
+      "registers), x's border then as x_in_place says; 0 = vectors along the columns (tile_k channels)", \
+      0, 1)                                                                                              \
+    X(direct, 0, Compile, "D",                                                                            \
+      "full_taps = 1 along the channels: 1 = one split of every image, dw written from the register "    \
+      "tile in its task (no workspace, no pass summing splits); 0 = splits of images in a workspace, "  \
+      "summed after",                                                                                    \
       0, 1)                                                                                              \
     X(max_splits, 16, Launch, "", "partial sums over the images (a divisor of N, at most this)", 1, 2, 4, 8, 16, 32, 64, 128, 256)
 CONVBWD_DEFINE_PARAMS(BwdWeightDwHostParams, CONVBWD_BWD_WEIGHT_DW_HOST_KNOBS)
@@ -445,6 +456,10 @@ inline int BwdWeightHostParams::column_vector() const { return 1; }
 // else the dispatcher passes the kernel by (it computes any Q, but a row's masked last vector lost
 // 1.4x on MobileNet's 14x14 planes to the copying kernels, which round the rows up).
 inline int BwdWeightDwHostParams::column_vector() const { return dy_in_place ? std::max(1, vec) : 1; }
+// Whether a depthwise backward-weight kernel's vectors run along the channels (NHWC; NCHW with
+// channel_vectors = 1: x and dy copied channels innermost) rather than along a plane's columns: the
+// schedule's path, valid()'s register tile and the dispatcher's row rule (5) ask here.
+inline bool BwdWeightDwHostParams::along_channels(Layout l) const { return l == Layout::NHWC || channel_vectors; }
 inline int BwdDataMmaGpuParams::channel_vector() const { return 1; }
 inline int BwdDataMmaGpuParams::column_vector() const { return 1; }
 inline int BwdWeightMmaGpuParams::channel_vector() const { return stage > 0 ? kStagedChannelGroup : 1; }
@@ -760,11 +775,12 @@ inline bool exact_on_integers(const KnobValues &vals, FilterClass fc) {
 struct WeightTaps {
     int s, r;
 };
-// A backward-weight kernel that sums every pixel in one pass and writes dw itself (the general host
-// family's direct = 1): no workspace, one split; the dispatcher keeps it to problems of at most
-// kWgradDirectTerms terms (runtime/src/internal.h).
+// A backward-weight kernel that sums every pixel in one pass and writes dw itself (the general and
+// depthwise host families' direct = 1): no workspace, one split; the dispatcher keeps it to problems
+// of at most kWgradDirectTerms terms (runtime/src/internal.h).
 inline bool weight_sums_direct(const KnobValues &kv) {
-    return kv.family->knobs == &BwdWeightHostParams::knobs && !kv.family->autoscheduler && kv.get("direct") != 0;
+    return (kv.family->knobs == &BwdWeightHostParams::knobs || kv.family->knobs == &BwdWeightDwHostParams::knobs) &&
+           !kv.family->autoscheduler && kv.get("direct") != 0;
 }
 
 inline WeightTaps weight_partial_taps(const KnobValues &vals, int S, int R) {
@@ -972,13 +988,21 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         if (p.full_taps) {
             if (!(e = need(c.filter != FilterClass::Any,
                            "full_taps = 1: a class filter (k3, k5: its taps are unrolled)")).empty()) return e;
-            const int tile = c.layout == Layout::NHWC ? p.tile_c : p.tile_k;
-            if (!(e = need(tile * taps * taps <= budget(p.vec), acc_rule("full_taps = 1: tile_c (nhwc) or tile_k (nchw) * R * S", p.vec))).empty())
+            const int tile = p.along_channels(c.layout) ? p.tile_c : p.tile_k;
+            if (!(e = need(tile * taps * taps <= budget(p.vec),
+                           acc_rule("full_taps = 1: tile_c (nhwc; nchw with channel_vectors = 1) or tile_k (nchw) * R * S", p.vec))).empty())
                 return e;
         }
+        if (!(e = need(!p.channel_vectors || (c.layout == Layout::NCHW && p.full_taps && !p.dy_in_place),
+                       "channel_vectors = 1: layout nchw, full_taps = 1, dy_in_place = 0")).empty())
+            return e;
+        if (!(e = need(!p.direct || (p.full_taps && p.along_channels(c.layout)),
+                       "direct = 1: full_taps = 1 along the channels (nhwc; nchw with channel_vectors = 1)")).empty())
+            return e;
         if (!(e = need(p.full_taps || (p.tile_q == 1 && !p.x_in_place), "tile_q > 1 and x_in_place = 1 need full_taps = 1")).empty())
             return e;
-        if (!(e = need(c.layout == Layout::NHWC || !p.x_in_place, "x_in_place = 1: layout nhwc")).empty()) return e;
+        if (!(e = need(p.along_channels(c.layout) || !p.x_in_place, "x_in_place = 1: layout nhwc, or nchw with channel_vectors = 1")).empty())
+            return e;
         if (!(e = need(!p.dy_in_place || (c.layout == Layout::NCHW && p.full_taps), "dy_in_place = 1: layout nchw and full_taps = 1")).empty())
             return e;
     } else if (f.kind == ScheduleKind::Host) {

@@ -130,6 +130,18 @@ inline std::vector<ConvProblem> conformance_problems() {
             p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = f / 2;
             out.push_back(with_derived_output(p));
         }
+    // Depthwise 3x3 on small planes, 35 channels (two 16-lane vectors and a tail): the host's NCHW
+    // channel-vector backward-weight copies rows in transposed blocks of 8 columns (the 37-column planes
+    // above, the last block shifted inwards), of 4 (7 columns; stride 2's 4-column dy) or of 1 (3 and
+    // stride 2's 2), each of x and dy.
+    for (int hw : {7, 3})
+        for (int stride : {1, 2}) {
+            ConvProblem p;
+            p.N = 2, p.C = p.K = p.G = 35, p.H = hw == 7 ? 9 : 3, p.W = hw, p.R = p.S = 3;
+            p.stride_h = p.stride_w = stride;
+            p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = 1;
+            out.push_back(with_derived_output(p));
+        }
     // A 32x32 plane (a multiple of 4 KiB: the host's NCHW backward-weight stages x in transposed
     // tiles there), with a channel tail, dilation and stride 1 and 2.
     for (int stride : {1, 2}) {

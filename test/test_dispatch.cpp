@@ -485,10 +485,11 @@ TEST_CASE("NCHW depthwise backward-weight reading dy in place: rows of whole vec
     CHECK(c28 != k16);
     CHECK(select_named(k8, CONVBWD_BWD_WEIGHT, layer(192, 28)) == CONVBWD_NO_KERNEL);
     CHECK(std::string(convbwd_last_error()).find("columns: q = 28 per row of dy (multiples of 8") != std::string::npos);
-    // Rule (5): rows of at most 8 columns leave the 16-lane column kernels to an 8-lane one (any host).
-    CHECK(chosen(layer(960, 7), CONVBWD_BWD_WEIGHT).find("v16") == std::string::npos);
-    CHECK(chosen(layer(384, 14), CONVBWD_BWD_WEIGHT) == by_lanes("bwdw_f32_nchw_s1_k3_host_dwc2k1v16fq4",
-                                                                  "bwdw_f32_nchw_s1_k3_host_dwc2k1fq2"));
+    // Rule (5): rows of at most 8 columns leave the 16-lane column kernels to an 8-lane one (any host;
+    // where the host has 16 lanes the channel-vector kernels take rows of at most 14 columns first).
+    const std::string cv = "bwdw_f32_nchw_s1_k3_host_dwc1v16fiq4tD";
+    CHECK(chosen(layer(960, 7), CONVBWD_BWD_WEIGHT) == by_lanes(cv, "bwdw_f32_nchw_s1_k3_host_dwc2k1fq2"));
+    CHECK(chosen(layer(384, 14), CONVBWD_BWD_WEIGHT) == by_lanes(cv, "bwdw_f32_nchw_s1_k3_host_dwc2k1fq2"));
     // Named for rows of whole vectors, in both widths, against the reference (two images, beta too).
     std::mt19937 rng(5);
     for (const std::string &k : {k8, k16}) {
@@ -496,6 +497,37 @@ TEST_CASE("NCHW depthwise backward-weight reading dy in place: rows of whole vec
         p.N = 2;
         check_weight_named(k, with_derived_output(p), rng);
     }
+}
+
+// NCHW depthwise backward-weight along the channels (channel_vectors: planes copied channels innermost
+// per task): rule (5b) gives it rows of dy of at most 14 columns; the direct kernel (one split, dw written
+// from the tile) takes n * p * q up to the direct cap, the split one beyond it; named, each runs any row
+// and matches the reference on small planes with a channel tail.
+TEST_CASE("NCHW depthwise backward-weight along the channels: rows of at most 14 columns") {
+    const std::string d1 = "bwdw_f32_nchw_s1_k3_host_dwc1v16fiq4tD", d2 = "bwdw_f32_nchw_s2_k3_host_dwc1v16fitD",
+                      s1 = "bwdw_f32_nchw_s1_k3_host_dwc1v16fiq4t";
+    if (host_f32_lanes() < 16 || !has_kernel(d1) || !has_kernel(d2) || !has_kernel(s1)) return;
+    auto layer = [](int c, int hw, int stride, int n = 1) {
+        return with_derived_output(ConvProblem{.N = n, .C = c, .H = hw, .W = hw, .K = c, .R = 3, .S = 3, .G = c,
+                                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                                               .stride_h = stride, .stride_w = stride, .layout = Layout::NCHW});
+    };
+    CHECK(kernel_params<BwdWeightDwHostParams>(desc_of(d1)).along_channels(Layout::NCHW));
+    CHECK_FALSE(kernel_params<BwdWeightDwHostParams>(desc_of("bwdw_f32_nchw_s1_k3_host_dwc2k1fq2")).along_channels(Layout::NCHW));
+    CHECK(chosen(layer(960, 7, 1), CONVBWD_BWD_WEIGHT) == d1);
+    CHECK(chosen(layer(384, 14, 1), CONVBWD_BWD_WEIGHT) == d1);
+    CHECK(chosen(layer(384, 14, 1, 32), CONVBWD_BWD_WEIGHT) == s1);  // 32 * 14 * 14 terms: over the direct cap
+    CHECK(chosen(layer(192, 28, 1), CONVBWD_BWD_WEIGHT) != d1);  // 28 columns: the column kernels
+    CHECK(chosen(layer(192, 28, 1), CONVBWD_BWD_WEIGHT) != s1);
+    CHECK(chosen(layer(576, 14, 2), CONVBWD_BWD_WEIGHT) == d2);   // 7 output columns
+    CHECK(chosen(layer(240, 28, 2), CONVBWD_BWD_WEIGHT) == d2);   // 14
+    CHECK(chosen(layer(144, 56, 2), CONVBWD_BWD_WEIGHT) != d2);   // 28: the column kernels
+    CHECK(select_named(d1, CONVBWD_BWD_WEIGHT, layer(192, 28, 1)) == CONVBWD_SUCCESS);  // named: any row
+    CHECK(select_named(d1, CONVBWD_BWD_WEIGHT, layer(384, 14, 1, 32)) == CONVBWD_NO_KERNEL);
+    CHECK(std::string(convbwd_last_error()).find("size: n * p * q = 6272") != std::string::npos);
+    std::mt19937 rng(17);
+    for (const std::string &k : {d1, s1}) check_weight_named(k, layer(35, 7, 1, 2), rng);
+    check_weight_named(d2, layer(35, 9, 2, 2), rng);
 }
 
 // Backward-weight skipping x's padding (skip_pad): taken where 15% of the terms or more read padding

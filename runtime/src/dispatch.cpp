@@ -203,7 +203,8 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     // backward-weight: direct kernels").
     constexpr int64_t kDirectNhwcDyBytes = int64_t{1} << 20;
     if (const int64_t dy_bytes = (int64_t)p.N * p.P * p.Q * p.K * 4;
-        weight_sums_direct(kv) && k.layout == Layout::NHWC && dy_bytes > kDirectNhwcDyBytes)
+        weight_sums_direct(kv) && kv.family->knobs == &BwdWeightHostParams::knobs && k.layout == Layout::NHWC &&
+        dy_bytes > kDirectNhwcDyBytes)
         return "dy: n * p * q * k = " + std::to_string(dy_bytes / 4) + " floats, over " +
                std::to_string(kDirectNhwcDyBytes) + " bytes: the direct NHWC kernel re-reads dy per channel tile; " +
                "a split kernel follows";
@@ -279,10 +280,21 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
     // at most 8 columns run at most half full, and the 8-lane defaults that follow take them (MobileNet-v2's
     // 960-channel and EfficientNet-b0's 1152-channel 7x7 layers: 1.2-1.6x, 3 rounds; 14x14 1.05x, 28x28
     // 0.8-1.0x; docs/PERFORMANCE.md, "Host: NCHW depthwise backward-weight of 7-column rows").
-    if (kv.family->knobs == &BwdWeightDwHostParams::knobs && k.layout == Layout::NCHW && kv.get("full_taps") &&
-        2 * p.Q <= vec)
-        return "columns: q = " + std::to_string(p.Q) + " fills at most half of the kernel's " + std::to_string(vec) +
-               "-column vectors a row; an 8-lane default follows";
+    // (5b) NCHW depthwise backward-weight along the channels (channel_vectors: x's and dy's planes copied
+    // channels innermost per task, one split): rows of dy of at most kDwChannelVectorColumns columns.
+    // MobileNet-v2's and EfficientNet-b0's 14- and 7-column layers ran 1.1-1.8x the column kernels, their
+    // 28- to 112-column ones 0.6-1.0x (docs/PERFORMANCE.md, "Host: NCHW depthwise backward-weight along
+    // the channels").
+    constexpr int kDwChannelVectorColumns = 14;
+    if (kv.family->knobs == &BwdWeightDwHostParams::knobs && k.layout == Layout::NCHW) {
+        const bool channels = to_params<BwdWeightDwHostParams>(kv).along_channels(k.layout);
+        if (channels && p.Q > kDwChannelVectorColumns)
+            return "columns: q = " + std::to_string(p.Q) + " over " + std::to_string(kDwChannelVectorColumns) +
+                   ": the channel-vector kernel copies whole planes per task; the column kernels follow";
+        if (!channels && kv.get("full_taps") && 2 * p.Q <= vec)
+            return "columns: q = " + std::to_string(p.Q) + " fills at most half of the kernel's " + std::to_string(vec) +
+                   "-column vectors a row; an 8-lane default follows";
+    }
     // Depthwise kernels tile c (= groups) in masked tiles of 16-lane vectors: the channel counts of
     // MobileNet-v2 and EfficientNet-b0 are multiples of 16 (docs/PERFORMANCE.md, "Host on a Zen 5 VM").
     if (kv.family->groups == GroupClass::Depthwise) return {};
