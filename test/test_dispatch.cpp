@@ -530,6 +530,31 @@ TEST_CASE("NCHW depthwise backward-weight along the channels: rows of at most 14
     check_weight_named(d2, layer(35, 9, 2, 2), rng);
 }
 
+// NHWC depthwise backward-weight written from the register tile (direct): rule (5c) gives it n * p * q up
+// to 512 terms (MobileNet's layers at batch 1, 7x7 planes up to batch 8); the split kernels take the rest.
+// Named, it runs any size up to the direct cap, and matches the reference.
+TEST_CASE("NHWC depthwise backward-weight direct: n * p * q up to 512") {
+    const std::string d1 = "bwdw_f32_nhwc_s1_k3_host_dwc1v16fiq4D", d2 = "bwdw_f32_nhwc_s2_k3_host_dwc1v16fiD",
+                      s1 = "bwdw_f32_nhwc_s1_k3_host_dwc1v16fiq4";
+    if (host_f32_lanes() < 16 || !has_kernel(d1) || !has_kernel(d2) || !has_kernel(s1)) return;
+    auto layer = [](int c, int hw, int stride, int n = 1) {
+        return with_derived_output(ConvProblem{.N = n, .C = c, .H = hw, .W = hw, .K = c, .R = 3, .S = 3, .G = c,
+                                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                                               .stride_h = stride, .stride_w = stride, .layout = Layout::NHWC});
+    };
+    CHECK(chosen(layer(960, 7, 1), CONVBWD_BWD_WEIGHT) == d1);
+    CHECK(chosen(layer(960, 7, 1, 8), CONVBWD_BWD_WEIGHT) == d1);    // 392 terms
+    CHECK(chosen(layer(960, 7, 1, 16), CONVBWD_BWD_WEIGHT) == s1);   // 784: the split kernel
+    CHECK(chosen(layer(384, 14, 1), CONVBWD_BWD_WEIGHT) == d1);
+    CHECK(chosen(layer(192, 28, 1), CONVBWD_BWD_WEIGHT) == s1);      // 784
+    CHECK(chosen(layer(576, 14, 2), CONVBWD_BWD_WEIGHT) == d2);      // 7x7 outputs
+    CHECK(chosen(layer(576, 14, 2, 32), CONVBWD_BWD_WEIGHT) != d2);  // 1568
+    CHECK(select_named(d1, CONVBWD_BWD_WEIGHT, layer(960, 7, 1, 32)) == CONVBWD_SUCCESS);  // named: up to the cap
+    std::mt19937 rng(19);
+    check_weight_named(d1, layer(35, 7, 1, 2), rng);
+    check_weight_named(d2, layer(35, 9, 2, 2), rng);
+}
+
 // Backward-weight skipping x's padding (skip_pad): taken where 15% of the terms or more read padding
 // (DeepLab's ASPP at rate 12 on 32x32: 44%), never where fewer do (Inception's 7x1 on 17x17: 10%).
 TEST_CASE("backward-weight skipping x's padding: dilated layers whose taps reach into it") {

@@ -295,6 +295,17 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
             return "columns: q = " + std::to_string(p.Q) + " fills at most half of the kernel's " + std::to_string(vec) +
                    "-column vectors a row; an 8-lane default follows";
     }
+    // (5c) NHWC depthwise backward-weight written from the register tile (direct: one split of every
+    // image, dy and x read in place): n * p * q at most kDwDirectNhwcTerms. MobileNet-v2's and
+    // EfficientNet-b0's layers at batch 1 ran 1.0-3.6x the split kernels (7x7 and 14x14 planes 1.7-3.6x),
+    // 7x7 planes at batch 4 and 8 1.5-1.8x, at batch 16 0.7-1.1x and at batch 32 0.63-0.71x; 14x14 at
+    // batch 8 1.07x (docs/PERFORMANCE.md, "Host: NHWC depthwise backward-weight written from the tile").
+    constexpr int64_t kDwDirectNhwcTerms = 512;
+    if (kv.family->knobs == &BwdWeightDwHostParams::knobs && k.layout == Layout::NHWC && weight_sums_direct(kv))
+        if (const int64_t terms = (int64_t)p.N * p.P * p.Q; terms > kDwDirectNhwcTerms)
+            return "size: n * p * q = " + std::to_string(terms) + " over " + std::to_string(kDwDirectNhwcTerms) +
+                   ": the NHWC direct depthwise kernel runs each channel tile over every image in one task; a split "
+                   "kernel follows";
     // Depthwise kernels tile c (= groups) in masked tiles of 16-lane vectors: the channel counts of
     // MobileNet-v2 and EfficientNet-b0 are multiples of 16 (docs/PERFORMANCE.md, "Host on a Zen 5 VM").
     if (kv.family->groups == GroupClass::Depthwise) return {};
