@@ -499,6 +499,15 @@ TEST_CASE("NCHW depthwise backward-weight reading dy in place: rows of whole vec
     }
 }
 
+// A depthwise 3x3 layer of c channels on hw x hw planes, padding 1 (MobileNet's, EfficientNet's).
+namespace {
+ConvProblem dw3x3_layer(int c, int hw, int stride, int n, Layout layout) {
+    return with_derived_output(ConvProblem{.N = n, .C = c, .H = hw, .W = hw, .K = c, .R = 3, .S = 3, .G = c,
+                                           .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                                           .stride_h = stride, .stride_w = stride, .layout = layout});
+}
+}  // namespace
+
 // NCHW depthwise backward-weight along the channels (channel_vectors: planes copied channels innermost
 // per task): rule (5b) gives it rows of dy of at most 14 columns; the direct kernel (one split, dw written
 // from the tile) takes n * p * q up to the direct cap, the split one beyond it; named, each runs any row
@@ -507,11 +516,7 @@ TEST_CASE("NCHW depthwise backward-weight along the channels: rows of at most 14
     const std::string d1 = "bwdw_f32_nchw_s1_k3_host_dwc1v16fiq4tD", d2 = "bwdw_f32_nchw_s2_k3_host_dwc1v16fitD",
                       s1 = "bwdw_f32_nchw_s1_k3_host_dwc1v16fiq4t";
     if (host_f32_lanes() < 16 || !has_kernel(d1) || !has_kernel(d2) || !has_kernel(s1)) return;
-    auto layer = [](int c, int hw, int stride, int n = 1) {
-        return with_derived_output(ConvProblem{.N = n, .C = c, .H = hw, .W = hw, .K = c, .R = 3, .S = 3, .G = c,
-                                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
-                                               .stride_h = stride, .stride_w = stride, .layout = Layout::NCHW});
-    };
+    auto layer = [](int c, int hw, int stride, int n = 1) { return dw3x3_layer(c, hw, stride, n, Layout::NCHW); };
     CHECK(kernel_params<BwdWeightDwHostParams>(desc_of(d1)).along_channels(Layout::NCHW));
     CHECK_FALSE(kernel_params<BwdWeightDwHostParams>(desc_of("bwdw_f32_nchw_s1_k3_host_dwc2k1fq2")).along_channels(Layout::NCHW));
     CHECK(chosen(layer(960, 7, 1), CONVBWD_BWD_WEIGHT) == d1);
@@ -537,11 +542,7 @@ TEST_CASE("NHWC depthwise backward-weight direct: n * p * q up to 512") {
     const std::string d1 = "bwdw_f32_nhwc_s1_k3_host_dwc1v16fiq4D", d2 = "bwdw_f32_nhwc_s2_k3_host_dwc1v16fiD",
                       s1 = "bwdw_f32_nhwc_s1_k3_host_dwc1v16fiq4";
     if (host_f32_lanes() < 16 || !has_kernel(d1) || !has_kernel(d2) || !has_kernel(s1)) return;
-    auto layer = [](int c, int hw, int stride, int n = 1) {
-        return with_derived_output(ConvProblem{.N = n, .C = c, .H = hw, .W = hw, .K = c, .R = 3, .S = 3, .G = c,
-                                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
-                                               .stride_h = stride, .stride_w = stride, .layout = Layout::NHWC});
-    };
+    auto layer = [](int c, int hw, int stride, int n = 1) { return dw3x3_layer(c, hw, stride, n, Layout::NHWC); };
     CHECK(chosen(layer(960, 7, 1), CONVBWD_BWD_WEIGHT) == d1);
     CHECK(chosen(layer(960, 7, 1, 8), CONVBWD_BWD_WEIGHT) == d1);    // 392 terms
     CHECK(chosen(layer(960, 7, 1, 16), CONVBWD_BWD_WEIGHT) == s1);   // 784: the split kernel
