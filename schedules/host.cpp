@@ -806,15 +806,10 @@ void schedule_weight_dw_full_taps(BwdWeightGraph &g, const BwdWeightDwHostParams
             .unroll(g.s)
             .unroll(g.r);
     };
-    // The tiling stage's loops: tasks (kbo) of tiles_per_task register tiles (kbi) of TKV k.
+    // The tiling stage's loops: a register tile's, its tiles (ko) in tasks (kbo) of tiles_per_task (kbi).
     auto task_tiles = [&](Stage st) -> Stage {
-        return st.split(g.k, ko, ki, TKV, TailStrategy::GuardWithIf)
-            .split(ko, kbo, kbi, tiles_per_task, TailStrategy::GuardWithIf)
-            .split(ki, cvo, cvi, V, TailStrategy::GuardWithIf)
-            .vectorize(cvi)
-            .unroll(cvo)
-            .unroll(g.s)
-            .unroll(g.r);
+        register_tile(st);
+        return st.split(ko, kbo, kbi, tiles_per_task, TailStrategy::GuardWithIf);
     };
     g.out.compute_root();
     if (p.direct) {

@@ -465,17 +465,22 @@ TEST_CASE("NCHW grouped backward-weight along the columns: grouped layers of lon
     check_weight_named(s1, with_derived_output(p), rng);
 }
 
+// A depthwise 3x3 layer of c channels on hw x hw planes, padding 1 (MobileNet's, EfficientNet's).
+namespace {
+ConvProblem dw3x3_layer(int c, int hw, int stride, int n, Layout layout) {
+    return with_derived_output(ConvProblem{.N = n, .C = c, .H = hw, .W = hw, .K = c, .R = 3, .S = 3, .G = c,
+                                           .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                                           .stride_h = stride, .stride_w = stride, .layout = layout});
+}
+}  // namespace
+
 // NCHW depthwise backward-weight reading dy in place (dy_in_place): taken where dy's rows are whole
 // vectors (Q a multiple of the kernel's lanes), refused by name elsewhere with the rows named; the
 // copying kernels take the other rows.
 TEST_CASE("NCHW depthwise backward-weight reading dy in place: rows of whole vectors only") {
     const std::string k16 = "bwdw_f32_nchw_s1_k3_host_dwc2k1v16fq4d", k8 = "bwdw_f32_nchw_s1_k3_host_dwc2k1fq2d";
     if (!has_kernel(k16) || !has_kernel(k8)) return;
-    auto layer = [](int c, int hw) {
-        return with_derived_output(ConvProblem{.N = 1, .C = c, .H = hw, .W = hw, .K = c, .R = 3, .S = 3, .G = c,
-                                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
-                                               .layout = Layout::NCHW});
-    };
+    auto layer = [](int c, int hw) { return dw3x3_layer(c, hw, 1, 1, Layout::NCHW); };
     CHECK(kernel_params<BwdWeightDwHostParams>(desc_of(k8)).column_vector() == 8);
     CHECK(kernel_params<BwdWeightDwHostParams>(desc_of(k16)).column_vector() == 16);
     CHECK(chosen(layer(144, 56), CONVBWD_BWD_WEIGHT) == by_lanes(k8, k8));    // 56 columns: 8-lane rows
@@ -498,15 +503,6 @@ TEST_CASE("NCHW depthwise backward-weight reading dy in place: rows of whole vec
         check_weight_named(k, with_derived_output(p), rng);
     }
 }
-
-// A depthwise 3x3 layer of c channels on hw x hw planes, padding 1 (MobileNet's, EfficientNet's).
-namespace {
-ConvProblem dw3x3_layer(int c, int hw, int stride, int n, Layout layout) {
-    return with_derived_output(ConvProblem{.N = n, .C = c, .H = hw, .W = hw, .K = c, .R = 3, .S = 3, .G = c,
-                                           .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
-                                           .stride_h = stride, .stride_w = stride, .layout = layout});
-}
-}  // namespace
 
 // NCHW depthwise backward-weight along the channels (channel_vectors: planes copied channels innermost
 // per task): rule (5b) gives it rows of dy of at most 14 columns; the direct kernel (one split, dw written
