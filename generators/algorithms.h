@@ -350,7 +350,7 @@ struct BwdWeightMmaGraph {
     // mt (zero past the split's last k-block), b_lane(e, ct, kx, l, s, r, sp) the same of x. A
     // schedule computes a_lane and b_lane per k-block in registers (vectors along e), the copies at
     // the root.
-    // kinfo(kx, sp) = {column block, row, image} of k-block kx of split sp (computed per k-block).
+    // kinfo(kx, sp) = {column block, row, image} of k-block kx of split sp (the schedule: a table).
     Halide::Func a_lane, b_lane, dyt, xs, kinfo;
     // stage > 0 (with vec=4): the reduction in chunks of `stage` k-blocks: cp(i, l, mt, ct, s, r,
     // sp, kcv) = chunk kcv's sums (update over kb, the k-block in the chunk: kcv * stage + kb.x),

@@ -59,11 +59,12 @@ TEST_CASE("cuda fragments: each call becomes mma.sync and a move of its element"
     for (int i = 0; i < 4; i++)  // element i of the call's own mma
         CHECK(out.find("\tmov.b32 %r" + std::to_string(200 + i) + ", %cbf" + std::to_string(i) + "_d" + std::to_string(i) + ";") !=
               std::string::npos);
-    // Pairs: element 2q in the lower half, 2q + 1 in the upper (prmt 0x5410), A0..A3 then B0, B1.
-    CHECK(out.find("mov.b32 %cbf0_x0, %r100;") != std::string::npos);
+    // Pairs: element 2q in the lower half, 2q + 1 in the upper (prmt 0x5410), A0..A3 then B0, B1;
+    // registers written nowhere in the function are taken as they are.
+    CHECK(out.find("prmt.b32 %cbf0_p0, %r100, %r101, 0x5410;") != std::string::npos);
     CHECK(out.find("mov.b32 %cbf0_x5, 0;") != std::string::npos);  // an immediate operand
-    CHECK(out.find("prmt.b32 %cbf0_p0, %cbf0_x0, %cbf0_x1, 0x5410;") != std::string::npos);
-    CHECK(out.find("prmt.b32 %cbf0_p5, %cbf0_x10, %cbf0_x11, 0x5410;") != std::string::npos);
+    CHECK(out.find("prmt.b32 %cbf0_p2, %cbf0_x4, %cbf0_x5, 0x5410;") != std::string::npos);
+    CHECK(out.find("prmt.b32 %cbf0_p5, %r110, %r111, 0x5410;") != std::string::npos);
     CHECK(out.find("{%cbf0_p0, %cbf0_p1, %cbf0_p2, %cbf0_p3}, {%cbf0_p4, %cbf0_p5}, {%cbf0_c0, %cbf0_c1, %cbf0_c2, "
                    "%cbf0_c3};") != std::string::npos);  // C: the accumulator elements
     CHECK(out.find("mov.f32 %cbf0_c0, 0f00000000;") != std::string::npos);
@@ -84,13 +85,64 @@ TEST_CASE("cuda fragments: 16-bit parameters, f16, a run-time element index") {
     // with an immediate through the 32-bit low halves.
     CHECK(out.find("mov.b32 %cbf0_p0, {%rs100, %rs101};") != std::string::npos);
     CHECK(out.find("mov.b32 %cbf0_p5, {%rs110, %rs111};") != std::string::npos);
-    CHECK(out.find("cvt.u32.u16 %cbf0_x4, %rs104;") != std::string::npos);
+    CHECK(out.find("cvt.u32.u16 %cbf0_x4, %rs104;") != std::string::npos);  // beside an immediate: as before
     CHECK(out.find("mov.b32 %cbf0_x5, 0;") != std::string::npos);
     CHECK(out.find("prmt.b32 %cbf0_p2, %cbf0_x4, %cbf0_x5, 0x5410;") != std::string::npos);
     CHECK(count(out, "prmt.b32") == 1);
     CHECK(count(out, "selp.f32") == 3);
     CHECK(out.find("setp.eq.s32 %cbf0_q0, %r9, 0;") != std::string::npos);
     CHECK(out.find("mov.b32 %r210, %cbf0_s0;") != std::string::npos);
+}
+
+// The operands as LLVM hands them over from a bounds-selected 8-byte load of A (two 32-bit words,
+// unpacked through a 64-bit value) and a 4 x 16-bit load of B (Halide 21, a vec=4 kernel's k-block).
+TEST_CASE("cuda fragments: operand pairs are the words they were loaded in") {
+    const std::string pre =
+        "\tld.global.nc.v2.b32 \t{%r478, %r479}, [%rd8];\n"
+        "\tselp.b32 \t%r481, %r478, %r480, %p24;\n"
+        "\tcvt.u64.u32 \t%rd9, %r481;\n"
+        "\tselp.b32 \t%r482, %r479, %r480, %p24;\n"
+        "\tcvt.u64.u32 \t%rd10, %r482;\n"
+        "\tshl.b64 \t%rd11, %rd10, 32;\n"
+        "\tor.b64 \t%rd12, %rd9, %rd11;\n"
+        "\tld.global.nc.v4.b16 \t{%rs1, %rs2, %rs3, %rs4}, [%rd32];\n"
+        "\t{ .reg .b16 tmp; mov.b32 {%rs33, tmp}, %r481; }\n"
+        "\tshr.u64 \t%rd47, %rd12, 16;\n"
+        "\tbfe.s64 \t%rd49, %rd10, 16, 16;\n"
+        "\tcvt.u32.u64 \t%r506, %rd47;\n"
+        "\tcvt.u32.u16 \t%r508, %rs33;\n"
+        "\tcvt.u32.u64 \t%r510, %rd49;\n"
+        "\tcvt.u32.u16 \t%r512, %rs1;\n\tcvt.u32.u16 \t%r513, %rs2;\n"
+        "\tcvt.u32.u16 \t%r514, %rs3;\n\tcvt.u32.u16 \t%r515, %rs4;\n"
+        // A loop-carried word (written twice) unpacked: its half is followed no further than the unpacking.
+        "\tmov.b32 \t%r600, %r1;\n$L__BB0_1:\n\tmov.b32 \t%r600, %r2;\n"
+        "\t{ .reg .b16 tmp; mov.b32 {tmp, %rs600}, %r600; }\n\tcvt.u32.u16 \t%r601, %rs600;\n"
+        // A shifted word: its low half is zeros, not a half of %r482.
+        "\tshl.b32 \t%r602, %r482, 16;\n"
+        // Written once plainly and once under a predicate: taken as it is, not followed to %r478.
+        "\tmov.b32 \t%r603, %r478;\n\t@%p3 mov.b32 \t%r603, %r479;\n";
+    std::string c = call("bf16", 0, "b32", "0", "%r200");
+    const char *vals[12] = {"%r508", "%r506", "%r482", "%r510", "%r481", "%r603",
+                            "%r506", "%r602", "%r601", "%r510", "%r514", "%r515"};
+    for (int k = 0; k < 12; k++) {
+        const std::string from = "[param" + std::to_string(k) + "], ";
+        const size_t at = c.find(from) + from.size();
+        c.replace(at, c.find(';', at) - at, vals[k]);
+    }
+    std::string error;
+    const std::string out = convbwd::inline_cuda_fragments(module(pre + c, "bf16"), &error);
+    REQUIRE_MESSAGE(!out.empty(), error);
+    CHECK(out.find("mov.b32 %cbf0_p0, %r481;") != std::string::npos);  // a0 a1: both halves of one word
+    CHECK(out.find("mov.b32 %cbf0_p1, %r482;") != std::string::npos);  // through bfe.s64 of its zero-extension
+    // %r603 is written twice (once under a predicate): taken as it is, not followed to %r478.
+    CHECK(out.find("prmt.b32 %cbf0_p2, %r481, %r603, 0x5410;") != std::string::npos);
+    // A high half (bytes 2, 3 of %r481) beside a shifted word (its low half zeros, not a half of %r482).
+    CHECK(out.find("prmt.b32 %cbf0_p3, %r481, %r602, 0x5432;") != std::string::npos);
+    // %rs600 is written once: taken as it is (its word %r600, written twice, is not read at the call).
+    CHECK(out.find("cvt.u32.u16 %cbf0_y16, %rs600;") != std::string::npos);
+    CHECK(out.find("prmt.b32 %cbf0_p4, %cbf0_y16, %r482, 0x7610;") != std::string::npos);
+    CHECK(count(out, "%r600") == 3);
+    CHECK(out.find("mov.b32 %cbf0_p5, {%rs3, %rs4};") != std::string::npos);  // B: the 16-bit registers loaded
 }
 
 TEST_CASE("cuda fragments: PTX without fragment calls is left as it is; malformed calls are refused") {

@@ -7,14 +7,20 @@
 //   mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32 {d0..d3}, {A pairs}, {B pairs}, {c0..c3}
 // and a move of d_i into the call's result register, then hands the PTX to Halide's CUDA runtime.
 // The calls of one k-block have the same operands, and ptxas keeps one HMMA of identical mma
-// instructions (checked with cuobjdump: docs/KERNELS.md); a PTX .func defined beside the kernel
+// instructions (checked with cuobjdump: docs/KERNELS.md). The operands' pairs are the 32-bit words
+// they were loaded in wherever the PTX shows it (operand_bits below): LLVM hands each 16-bit element
+// over unpacked from its word, and ptxas did not see through packing them again (PRMT, LOP3, SHF:
+// 90 of the 162 instructions of a 16-fragment k-block). A PTX .func defined beside the kernel
 // would stay a call per element (ptxas does not inline it). Each kernel's PTX is rewritten once
 // per process. The rewrite is plain text and built everywhere (test/test_cuda_fragments.cpp,
 // ctest ptx); the entry point only where CUDA is a target.
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,9 +40,247 @@ std::string trim(const std::string &s) {
     return b == std::string::npos ? std::string() : s.substr(b, e + 1 - b);
 }
 
+// ---- Where an operand's 16 bits come from. PTX as LLVM's NVPTX back end writes it: a register is
+// written once but for the moves of loop-carried values, one statement a line (a few lines hold
+// two, "{ .reg .b16 tmp; mov.b32 {%rs1, tmp}, %r2; }"). Defs lists each register's writes in one
+// function; operand_bits follows a value back through conversions, shifts, bit-field extracts,
+// unpacking moves and ors with known zeros to the register its bits were loaded or selected in.
+
+struct Def {
+    std::string op;
+    std::vector<std::string> args;
+    int index = 0;  // the register's place in a brace list ("mov.b32 {%rs1, %rs2}, %r3")
+};
+using Defs = std::map<std::string, std::vector<Def>>;
+
+// Bits [off, off + 16) of register reg, of width bits (16: %rs, 32: %r, 64: %rd).
+struct Bits {
+    std::string reg;
+    int off = 0, width = 0;
+};
+
+int reg_width(const std::string &r) {
+    if (r.rfind("%rs", 0) == 0) return 16;
+    if (r.rfind("%rd", 0) == 0) return 64;
+    if (r.size() > 2 && r.rfind("%r", 0) == 0 && r[2] >= '0' && r[2] <= '9') return 32;
+    return 0;
+}
+
+// Top-level operands ("{%a, %b}, [%rd1+8], 16" -> 3).
+std::vector<std::string> split_operands(const std::string &s) {
+    std::vector<std::string> out;
+    int depth = 0;
+    std::string cur;
+    for (char c : s) {
+        if (c == '{' || c == '[' || c == '(') depth++;
+        if (c == '}' || c == ']' || c == ')') depth--;
+        if (c == ',' && depth == 0) {
+            out.push_back(trim(cur));
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    if (!trim(cur).empty()) out.push_back(trim(cur));
+    return out;
+}
+
+Defs function_defs(const std::string &body) {
+    Defs defs;
+    size_t pos = 0;
+    while (pos < body.size()) {
+        size_t eol = body.find('\n', pos);
+        if (eol == std::string::npos) eol = body.size();
+        std::string line = body.substr(pos, eol - pos);
+        pos = eol + 1;
+        const size_t comment = line.find("//");
+        if (comment != std::string::npos) line.erase(comment);
+        size_t from = 0;
+        for (;;) {
+            const size_t semi = line.find(';', from);
+            std::string st = line.substr(from, semi == std::string::npos ? std::string::npos : semi - from);
+            from = semi == std::string::npos ? line.size() : semi + 1;
+            const size_t b = st.find_first_not_of(" \t{}");
+            st = b == std::string::npos ? std::string() : trim(st.substr(b));
+            // A predicated write counts as a write (the register is then written more than once
+            // or conditionally) but is not followed (op "@").
+            const bool predicated = !st.empty() && st[0] == '@';
+            if (predicated) {
+                const size_t sp = st.find_first_of(" \t");
+                st = sp == std::string::npos ? std::string() : trim(st.substr(sp + 1));
+            }
+            if (!st.empty() && st.back() != ':' && st[0] != '.') {
+                const size_t sp = st.find_first_of(" \t");
+                Def d;
+                d.op = predicated ? "@" : st.substr(0, sp);
+                if (sp != std::string::npos) d.args = split_operands(st.substr(sp + 1));
+                if (!d.args.empty()) {
+                    const std::string &dst = d.args[0];
+                    if (dst.size() > 1 && dst[0] == '{') {
+                        const std::vector<std::string> list = split_operands(dst.substr(1, dst.size() - 2));
+                        for (size_t k = 0; k < list.size(); k++)
+                            if (!list[k].empty() && list[k][0] == '%') {
+                                d.index = (int)k;
+                                defs[list[k]].push_back(d);
+                            }
+                    } else if (!dst.empty() && dst[0] == '%') {
+                        defs[dst].push_back(d);
+                    }
+                }
+            }
+            if (semi == std::string::npos) break;
+        }
+    }
+    return defs;
+}
+
+std::optional<long long> immediate(const std::string &s) {
+    if (s.empty() || s[0] == '%' || s.find_first_of("fFdD") == 1) return std::nullopt;  // 0f...: a float
+    char *end = nullptr;
+    const long long v = std::strtoll(s.c_str(), &end, 0);
+    if (end == s.c_str() || *end) return std::nullopt;
+    return v;
+}
+
+class OperandBits {
+  public:
+    explicit OperandBits(const Defs &defs) : defs_(defs) {}
+
+    // Where bits [off, off + 16) of value v are at the call: the furthest register back that holds
+    // them and is written once (v itself at depth 0), or nothing for an immediate.
+    std::optional<Bits> trace(const std::string &v, int off, int depth = 0) const {
+        const int w = reg_width(v);
+        if (w == 0 || off < 0 || off + 16 > w) return std::nullopt;
+        const Def *d = single(v);
+        if (depth > 0 && !d) return std::nullopt;  // written twice (a loop-carried value)
+        if (d && depth < 32)
+            if (std::optional<Bits> b = step(*d, off, depth)) return b;
+        return Bits{v, off, w};
+    }
+
+  private:
+    const Def *single(const std::string &v) const {
+        auto it = defs_.find(v);
+        return it != defs_.end() && it->second.size() == 1 ? &it->second[0] : nullptr;
+    }
+    bool starts(const std::string &op, const char *prefix) const { return op.rfind(prefix, 0) == 0; }
+
+    // Whether bits [off, off + 16) of v are zero.
+    bool zero(const std::string &v, int off) const {
+        if (std::optional<long long> imm = immediate(v))
+            return off >= 63 || ((unsigned long long)*imm >> off & 0xffffull) == 0;
+        const Def *d = single(v);
+        if (!d || d->args.size() < 2) return false;
+        if (starts(d->op, "cvt.u") && d->op.find(".u", 5) != std::string::npos && d->op.find(".s") == std::string::npos) {
+            const int ws = reg_width(d->args[1]);  // zero-extended from an unsigned source
+            return ws > 0 && off >= ws;
+        }
+        if (starts(d->op, "shl.b") && d->args.size() == 3)
+            if (std::optional<long long> c = immediate(d->args[2])) return off + 16 <= *c;
+        if (starts(d->op, "and.b") && d->args.size() == 3) {
+            if (std::optional<long long> m = immediate(d->args[2]))
+                return off >= 63 || ((unsigned long long)*m >> off & 0xffffull) == 0;
+            if (std::optional<long long> m = immediate(d->args[1]))
+                return off >= 63 || ((unsigned long long)*m >> off & 0xffffull) == 0;
+        }
+        return false;
+    }
+
+    std::optional<Bits> step(const Def &d, int off, int depth) const {
+        const std::vector<std::string> &a = d.args;
+        const std::string &op = d.op;
+        auto imm = [&](size_t k) { return k < a.size() ? immediate(a[k]) : std::nullopt; };
+        // cvt between integer types: the low bits kept.
+        if (starts(op, "cvt.") && a.size() == 2) {
+            const std::string t = op.substr(4);
+            const size_t dot = t.find('.');
+            auto is_int = [](const std::string &x) {
+                return x.size() >= 2 && (x[0] == 'u' || x[0] == 's') && (x == "u16" || x == "s16" || x == "u32" ||
+                                                                            x == "s32" || x == "u64" || x == "s64");
+            };
+            if (dot == std::string::npos || !is_int(t.substr(0, dot)) || !is_int(t.substr(dot + 1))) return std::nullopt;
+            const int wd = std::atoi(t.c_str() + 1), ws = std::atoi(t.c_str() + dot + 2);
+            if (off + 16 > wd || off + 16 > ws) return std::nullopt;
+            return trace(a[1], off, depth + 1);
+        }
+        // mov: the same bits; an unpacking mov "{x, y}, %r": element index of the source.
+        if ((starts(op, "mov.b") || starts(op, "mov.u") || starts(op, "mov.s")) && a.size() == 2) {
+            if (!a[0].empty() && a[0][0] == '{') {
+                const int n = (int)split_operands(a[0].substr(1, a[0].size() - 2)).size();
+                const int ws = reg_width(a[1]);
+                if (n < 1 || ws == 0 || ws % n != 0 || off + 16 > ws / n) return std::nullopt;
+                return trace(a[1], d.index * (ws / n) + off, depth + 1);
+            }
+            return trace(a[1], off, depth + 1);
+        }
+        if (starts(op, "shr.") && a.size() == 3) {
+            const std::optional<long long> c = imm(2);
+            const int ws = reg_width(a[1]);
+            if (!c || ws == 0 || off + *c + 16 > ws) return std::nullopt;
+            return trace(a[1], off + (int)*c, depth + 1);
+        }
+        if (starts(op, "shl.b") && a.size() == 3) {
+            const std::optional<long long> c = imm(2);
+            if (!c || off < *c) return std::nullopt;
+            return trace(a[1], off - (int)*c, depth + 1);
+        }
+        if (starts(op, "bfe.") && a.size() == 4) {
+            const std::optional<long long> p = imm(2), len = imm(3);
+            if (!p || !len || off + 16 > *len) return std::nullopt;
+            return trace(a[1], off + (int)*p, depth + 1);
+        }
+        if (starts(op, "or.b") && a.size() == 3) {
+            if (zero(a[1], off)) return trace(a[2], off, depth + 1);
+            if (zero(a[2], off)) return trace(a[1], off, depth + 1);
+            return std::nullopt;
+        }
+        if (starts(op, "and.b") && a.size() == 3) {
+            const std::optional<long long> m = imm(2);
+            if (!m || off >= 63 || ((unsigned long long)*m >> off & 0xffffull) != 0xffffull) return std::nullopt;
+            return trace(a[1], off, depth + 1);
+        }
+        return std::nullopt;
+    }
+
+    const Defs &defs_;
+};
+
+// The code that sets register dst to the pair (lo in the lower half, hi in the upper) from where
+// their bits are, with scratch registers tmp(0..3); "" where a side is not at a byte offset of a
+// register of 16, 32 or 64 bits.
+template <class Tmp>
+std::string pair_from_bits(const std::string &dst, const Bits &lo, const Bits &hi, Tmp tmp) {
+    if (lo.reg == hi.reg && lo.width == 32 && lo.off == 0 && hi.off == 16) return "\tmov.b32 " + dst + ", " + lo.reg + ";\n";
+    if (lo.width == 16 && hi.width == 16 && lo.off == 0 && hi.off == 0)
+        return "\tmov.b32 " + dst + ", {" + lo.reg + ", " + hi.reg + "};\n";
+    std::string code, word[2];
+    int byte[2];
+    const Bits *side[2] = {&lo, &hi};
+    for (int k = 0; k < 2; k++) {
+        const Bits &b = *side[k];
+        if (b.off % 8 != 0) return "";
+        if (b.width == 16) {
+            code += "\tcvt.u32.u16 " + tmp(2 * k) + ", " + b.reg + ";\n";
+            word[k] = tmp(2 * k), byte[k] = 0;
+        } else if (b.width == 32) {
+            word[k] = b.reg, byte[k] = b.off / 8;
+        } else if (b.width == 64 && b.off % 32 + 16 <= 32) {
+            code += "\tmov.b64 {" + tmp(2 * k) + ", " + tmp(2 * k + 1) + "}, " + b.reg + ";\n";
+            word[k] = tmp(2 * k + (b.off >= 32)), byte[k] = b.off % 32 / 8;
+        } else {
+            return "";
+        }
+    }
+    const int sel = byte[0] | (byte[0] + 1) << 4 | (4 + byte[1]) << 8 | (5 + byte[1]) << 12;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%04x", sel);
+    return code + "\tprmt.b32 " + dst + ", " + word[0] + ", " + word[1] + ", " + hex + ";\n";
+}
+
 // One call block, "{ // callseq N ... } // callseq N", of a fragment call: the mma and the move.
 // Fills error and returns "" where the block is not in the form LLVM's NVPTX back end writes.
-std::string rewrite_call(const std::string &block, const std::string &type, int serial, std::string *error) {
+std::string rewrite_call(const std::string &block, const std::string &type, int serial, const OperandBits &bits,
+                         std::string *error) {
     std::vector<std::string> val(kOperands + 1), width(kOperands + 1);
     std::string result;
     size_t pos = 0;
@@ -73,8 +317,9 @@ std::string rewrite_call(const std::string &block, const std::string &type, int 
     const std::string p = "%cbf" + std::to_string(serial) + "_";
     std::string o = "\t{ // matrix fragment (runtime/src/cuda_fragments.cpp)\n";
     const std::string n_ab = std::to_string(kAB), n_c = std::to_string(kShape.elems);
-    o += "\t.reg .b32 " + p + "x<" + n_ab + ">;\n\t.reg .b32 " + p + "p<" + std::to_string(kAB / 2) + ">;\n\t.reg .f32 " +
-         p + "d<" + n_c + ">;\n\t.reg .f32 " + p + "c<" + n_c + ">;\n";
+    o += "\t.reg .b32 " + p + "x<" + n_ab + ">;\n\t.reg .b32 " + p + "p<" + std::to_string(kAB / 2) + ">;\n\t.reg .b32 " +
+         p + "y<" + std::to_string(2 * kAB) + ">;\n\t.reg .f32 " + p + "d<" + n_c + ">;\n\t.reg .f32 " + p + "c<" + n_c +
+         ">;\n";
     for (int k = kAB; k < kOperands; k++) o += "\tmov.f32 " + p + "c" + std::to_string(k - kAB) + ", " + val[k] + ";\n";
     // Pairs: the lower index in the lower half (PTX ISA, mma.m16n8k16 fragments). Two 16-bit
     // registers pack with one vector mov, which ptxas folds where they were unpacked from one
@@ -84,6 +329,15 @@ std::string rewrite_call(const std::string &block, const std::string &type, int 
     for (int q = 0; q < kAB / 2; q++) {
         const int lo = 2 * q, hi = 2 * q + 1;
         const std::string pq = p + "p" + std::to_string(q);
+        // The words the pair's elements were loaded or selected in, where the PTX shows them.
+        const std::optional<Bits> blo = bits.trace(val[lo], 0), bhi = bits.trace(val[hi], 0);
+        if (blo && bhi) {
+            const std::string code = pair_from_bits(pq, *blo, *bhi, [&](int k) { return p + "y" + std::to_string(4 * q + k); });
+            if (!code.empty()) {
+                o += code;
+                continue;
+            }
+        }
         if (is16(lo) && is16(hi) && val[lo][0] == '%' && val[hi][0] == '%') {
             o += "\tmov.b32 " + pq + ", {" + val[lo] + ", " + val[hi] + "};\n";
             continue;
@@ -118,6 +372,7 @@ std::string inline_cuda_fragments(const std::string &ptx, std::string *error, in
     static const char *const kTypes[] = {"bf16", "f16"};
     std::string s = ptx;
     int serial = 0;
+    std::map<std::string, Defs> defs;  // per function
     for (const char *type : kTypes) {
         const std::string name = std::string("convbwd_mma16x8x16_") + type;
         // The declaration: ".extern .func (.param .b32 func_retval0) NAME\n(\n ...\n)\n;"
@@ -142,7 +397,16 @@ std::string inline_cuda_fragments(const std::string &ptx, std::string *error, in
             size_t close = s.find('\n', close_tag);
             if (close == std::string::npos) close = s.size();
             const size_t line_start = s.rfind('\n', open) == std::string::npos ? 0 : s.rfind('\n', open) + 1;
-            const std::string code = rewrite_call(s.substr(open, close - open), type, serial++, error);
+            // The function holding the call: its register writes, once per function (by name).
+            const size_t entry = std::max(s.rfind(".entry ", call) == std::string::npos ? 0 : s.rfind(".entry ", call),
+                                          s.rfind(".func ", call) == std::string::npos ? 0 : s.rfind(".func ", call));
+            const std::string fname = s.substr(entry, s.find('\n', entry) - entry);  // its header line
+            auto it = defs.find(fname);
+            if (it == defs.end()) {
+                const size_t body = s.find("\n{", entry), end = s.find("\n}\n", call);
+                it = defs.emplace(fname, function_defs(s.substr(body, end - body))).first;
+            }
+            const std::string code = rewrite_call(s.substr(open, close - open), type, serial++, OperandBits(it->second), error);
             if (code.empty()) return "";
             s.replace(line_start, close - line_start, code.substr(0, code.size() - 1));
         }

@@ -5,7 +5,8 @@
 # 16 per-element fragment calls merged into one instruction; gfx908's bf16 is two 32x32x4 ones);
 # backward-weight's second kernel (its entries _kernel_out_*, the sum over the workspace's
 # splits) none, nor the vec=4 kernels' copies (backward-data's of w, _kernel_wt_*; backward-weight's
-# of dy and x, _kernel_dyt_* and _kernel_xs_*); stride-2 backward-data one per
+# of dy and x, _kernel_dyt_* and _kernel_xs_*, and its table of k-block starts, _kernel_kinfo_*);
+# stride-2 backward-data one per
 # phase where the phase loop is unrolled, 3x3 (class k3) one per tap where a filter row's loop of 3
 # taps is (each copy has its own k-block loop).
 # Prints each entry's count. (Scratch, VGPRs and occupancy of every code object: ctest amdgpu.)
@@ -40,7 +41,7 @@ foreach (hsaco IN LISTS HSACOS)
         endif ()
         math(EXPR entries "${entries} + 1")
         set(want_here ${want})
-        if ((KERNEL MATCHES "^bwdw_" AND entry MATCHES "^_kernel_out_") OR entry MATCHES "^_kernel_(wt|dyt|xs)_")
+        if ((KERNEL MATCHES "^bwdw_" AND entry MATCHES "^_kernel_out_") OR entry MATCHES "^_kernel_(wt|dyt|xs|kinfo)_")
             set(want_here 0)
         endif ()
         string(REGEX MATCHALL "v_mfma_[a-z0-9_]+" mfmas "${part}")
