@@ -43,7 +43,7 @@ std::string trim(const std::string &s) {
 // ---- Where an operand's 16 bits come from. PTX as LLVM's NVPTX back end writes it: a register is
 // written once but for the moves of loop-carried values, one statement a line (a few lines hold
 // two, "{ .reg .b16 tmp; mov.b32 {%rs1, tmp}, %r2; }"). Defs lists each register's writes in one
-// function; operand_bits follows a value back through conversions, shifts, bit-field extracts,
+// function; OperandBits follows a value back through conversions, shifts, bit-field extracts,
 // unpacking moves and ors with known zeros to the register its bits were loaded or selected in.
 
 struct Def {
