@@ -8,7 +8,7 @@
 // and a move of d_i into the call's result register, then hands the PTX to Halide's CUDA runtime.
 // The calls of one k-block have the same operands, and ptxas keeps one HMMA of identical mma
 // instructions (checked with cuobjdump: docs/KERNELS.md). The operands' pairs are the 32-bit words
-// they were loaded in wherever the PTX shows it (operand_bits below): LLVM hands each 16-bit element
+// they were loaded in wherever the PTX shows it (OperandBits below): LLVM hands each 16-bit element
 // over unpacked from its word, and ptxas did not see through packing them again (PRMT, LOP3, SHF:
 // 90 of the 162 instructions of a 16-fragment k-block). A PTX .func defined beside the kernel
 // would stay a call per element (ptxas does not inline it). Each kernel's PTX is rewritten once
@@ -142,6 +142,9 @@ std::optional<long long> immediate(const std::string &s) {
     return v;
 }
 
+// Bits [off, off + 16) of an immediate (zeros past its 64 bits).
+unsigned bits16(long long v, int off) { return off >= 64 ? 0u : (unsigned)((unsigned long long)v >> off & 0xffffull); }
+
 class OperandBits {
   public:
     explicit OperandBits(const Defs &defs) : defs_(defs) {}
@@ -167,8 +170,7 @@ class OperandBits {
 
     // Whether bits [off, off + 16) of v are zero.
     bool zero(const std::string &v, int off) const {
-        if (std::optional<long long> imm = immediate(v))
-            return off >= 63 || ((unsigned long long)*imm >> off & 0xffffull) == 0;
+        if (std::optional<long long> imm = immediate(v)) return bits16(*imm, off) == 0;
         const Def *d = single(v);
         if (!d || d->args.size() < 2) return false;
         if (starts(d->op, "cvt.u") && d->op.find(".u", 5) != std::string::npos && d->op.find(".s") == std::string::npos) {
@@ -177,12 +179,9 @@ class OperandBits {
         }
         if (starts(d->op, "shl.b") && d->args.size() == 3)
             if (std::optional<long long> c = immediate(d->args[2])) return off + 16 <= *c;
-        if (starts(d->op, "and.b") && d->args.size() == 3) {
-            if (std::optional<long long> m = immediate(d->args[2]))
-                return off >= 63 || ((unsigned long long)*m >> off & 0xffffull) == 0;
-            if (std::optional<long long> m = immediate(d->args[1]))
-                return off >= 63 || ((unsigned long long)*m >> off & 0xffffull) == 0;
-        }
+        if (starts(d->op, "and.b") && d->args.size() == 3)
+            for (int k : {2, 1})
+                if (std::optional<long long> m = immediate(d->args[k])) return bits16(*m, off) == 0;
         return false;
     }
 
@@ -195,8 +194,7 @@ class OperandBits {
             const std::string t = op.substr(4);
             const size_t dot = t.find('.');
             auto is_int = [](const std::string &x) {
-                return x.size() >= 2 && (x[0] == 'u' || x[0] == 's') && (x == "u16" || x == "s16" || x == "u32" ||
-                                                                            x == "s32" || x == "u64" || x == "s64");
+                return x == "u16" || x == "s16" || x == "u32" || x == "s32" || x == "u64" || x == "s64";
             };
             if (dot == std::string::npos || !is_int(t.substr(0, dot)) || !is_int(t.substr(dot + 1))) return std::nullopt;
             const int wd = std::atoi(t.c_str() + 1), ws = std::atoi(t.c_str() + dot + 2);
@@ -236,7 +234,7 @@ class OperandBits {
         }
         if (starts(op, "and.b") && a.size() == 3) {
             const std::optional<long long> m = imm(2);
-            if (!m || off >= 63 || ((unsigned long long)*m >> off & 0xffffull) != 0xffffull) return std::nullopt;
+            if (!m || bits16(*m, off) != 0xffffu) return std::nullopt;
             return trace(a[1], off, depth + 1);
         }
         return std::nullopt;
@@ -398,8 +396,8 @@ std::string inline_cuda_fragments(const std::string &ptx, std::string *error, in
             if (close == std::string::npos) close = s.size();
             const size_t line_start = s.rfind('\n', open) == std::string::npos ? 0 : s.rfind('\n', open) + 1;
             // The function holding the call: its register writes, once per function (by name).
-            const size_t entry = std::max(s.rfind(".entry ", call) == std::string::npos ? 0 : s.rfind(".entry ", call),
-                                          s.rfind(".func ", call) == std::string::npos ? 0 : s.rfind(".func ", call));
+            auto last = [&](const char *what) { const size_t at = s.rfind(what, call); return at == std::string::npos ? 0 : at; };
+            const size_t entry = std::max(last(".entry "), last(".func "));
             const std::string fname = s.substr(entry, s.find('\n', entry) - entry);  // its header line
             auto it = defs.find(fname);
             if (it == defs.end()) {
