@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The GPU machine (device tool): Nsight Compute metrics of named kernels on one layer, one line per
-# launch (each Halide stage is its own launch): time, grid, registers, achieved occupancy, DRAM and
-# L1 throughput, global load sectors, and the warps' main stalls. ncu's clocks and cache flushes
-# are its own: compare the kernels within one run, not with the driver's times.
+# launch (each Halide stage is its own launch): time, grid, registers, achieved occupancy, DRAM, L1
+# and L2 throughput, global load sectors, L2 and L1 hit rates, the warps' long-scoreboard and
+# LG-throttle stalls, issue slots and the tensor pipe busy and, last, the three largest stall reasons
+# per issued instruction. ncu's clocks and cache flushes are its own: compare the kernels within one
+# run, not with the driver's times.
 #   LAYER: an MIOpenDriver line (default: shapes/classes.txt's depthwise layer)
+#   DTYPE: bf16 or f16 runs the line in that type (convbfp16, convfp16; default: as written)
 #   DIRECTION: -F value (4 = backward-weight)   KERNELS: names, ':knob=v' allowed, each run in its own
 #   layout (none: the library's choice in LAYOUT, NCHW | NHWC, labelled lib:<kernel> from the driver's
 #   output)
@@ -13,11 +16,14 @@ root=${OUT:-/tmp/convbwd-gpu}
 mkdir -p "$root"
 OUT=$root source scripts/gpu_env.sh
 layer=${LAYER:-$(grep -m1 -- ' -g 144 ' shapes/classes.txt | cut -d'#' -f1)}
+case "${DTYPE:-}" in bf16) layer=convbfp16${layer#conv} ;; f16) layer=convfp16${layer#conv} ;; esac
 m=gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread
 m=$m,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
 m=$m,l1tex__throughput.avg.pct_of_peak_sustained_active,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
-m=$m,lts__t_sector_hit_rate.pct,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
-m=$m,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__inst_executed.sum
+m=$m,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum,l1tex__t_sector_hit_rate.pct
+m=$m,lts__throughput.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active
+m=$m,regex:^sm__pipe_tensor.*cycles_active\.avg\.pct_of_peak_sustained_active$
+m=$m,regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$
 for k in ${KERNELS:-lib}; do
   # A named kernel runs in its own layout (the name's third field); the library's choice in LAYOUT.
   force=(--kernel ${k//:/ }) layout=$(kernel_layout "$k")
@@ -36,9 +42,12 @@ short = {"gpu__time_duration.sum": "us", "launch__grid_size": "grid", "launch__b
          "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram%", "l1tex__throughput.avg.pct_of_peak_sustained_active": "l1%",
          "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "ld_sect", "lts__t_sector_hit_rate.pct": "l2hit%",
          "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": "st_lsb",
-         "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio": "st_lgt", "smsp__inst_executed.sum": "inst"}
-cols = list(short.values())
-print("%-58s %-22s " % ("kernel", "launch") + " ".join("%8s" % c for c in cols))
+         "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio": "st_lgt", "smsp__inst_executed.sum": "inst",
+         "l1tex__t_sector_hit_rate.pct": "l1hit%", "lts__throughput.avg.pct_of_peak_sustained_elapsed": "l2%",
+         "smsp__issue_active.avg.pct_of_peak_sustained_active": "iss%"}
+cols = list(short.values()) + ["tc%"]
+stall = "smsp__average_warps_issue_stalled_"
+print("%-58s %-22s " % ("kernel", "launch") + " ".join("%8s" % c for c in cols) + "  stalls per issue (top 3)")
 for path in sorted(glob.glob(os.path.join(sys.argv[1], "ncu_*.csv"))):
     text = open(path).read()
     text = text[text.find('"ID"'):] if '"ID"' in text else ""
@@ -48,10 +57,16 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "ncu_*.csv"))):
         v = r["Metric Value"].replace(",", "")
         if r["Metric Name"] == "gpu__time_duration.sum":  # to microseconds
             v = str(float(v) * {"ns": 1e-3, "nsecond": 1e-3, "ms": 1e3, "msecond": 1e3}.get(r["Metric Unit"], 1))
-        launches.setdefault(key, {})[short.get(r["Metric Name"], r["Metric Name"])] = v
+        name = r["Metric Name"]
+        vals = launches.setdefault(key, {})
+        vals[short.get(name, "tc%" if name.startswith("sm__pipe_tensor") else name)] = v
+        if name.startswith(stall):  # every stall reason, by its short name
+            vals.setdefault("stalls", {})[name[len(stall):].replace("_per_issue_active.ratio", "")] = float(v)
     for (i, name), vals in launches.items():
         def f(c):
             try: x = float(vals.get(c, "nan")); return "%8.3g" % x
             except ValueError: return "%8s" % vals.get(c, "")[:8]
-        print("%-58s %-22s " % (os.path.basename(path)[4:-4][-58:], name) + " ".join(f(c) for c in cols))
+        top = sorted(vals.get("stalls", {}).items(), key=lambda kv: -kv[1])[:3]
+        print("%-58s %-22s " % (os.path.basename(path)[4:-4][-58:], name) + " ".join(f(c) for c in cols) + "  " +
+              " ".join("%s %.1f" % kv for kv in top))
 PY
