@@ -344,10 +344,76 @@ BwdDataGraph define_bwd_data(Func dy, Func w, Func prev, Func out, const ConvArg
     return g;
 }
 
+namespace {
+// Backward-data's staged chunks (BwdDataMmaGraph, stage > 0; NHWC, stride 1, vec = 4): the operands
+// staged per chunk, one accumulator per warp, res and out from them. g's a_op / b_op are defined.
+void define_bwd_data_mma_staged(BwdDataMmaGraph &g, Func dy, Func prev, Func out, const ConvArgs &a, DType t,
+                                const frag::Shape &fs, const ClassConsts &k1, int tile_m, int tile_n, int warps_m,
+                                int warps_n) {
+    Var &i = g.i, &l = g.l, &mt = g.mt, &ct = g.ct, &ph = g.ph, &y = g.y, &n = g.n, &cb = g.cb;
+    Var &e = g.e, &h = g.h, &kx = g.kx, &ts = g.ts, &tr = g.tr;
+    Var kk("kk"), q("q"), blk("blk"), k("k"), c("c"), cc("cc");
+    const Type st = storage_type(t);
+    const int G = kStagedChannelGroup, stage = g.stage, vec = g.vec;
+    Expr R = or_const(k1.filter, a.R), S = or_const(k1.filter, a.S);
+    Expr dh = or_const(k1.dilation, a.dilation_h), dwl = or_const(k1.dilation, a.dilation_w);
+    Expr pt = k1.pad >= 0 ? Expr(k1.pad) : a.pad_top, pl = k1.pad >= 0 ? Expr(k1.pad) : a.pad_left;
+    g.block_pixels = fs.M * tile_m * warps_m;
+    g.x_blocks = (a.W + g.block_pixels - 1) / g.block_pixels;
+    // Slot q of pixel block blk: dx's pixel (x, y) = ((blk % x_blocks) * block_pixels + q, blk / x_blocks).
+    Expr sx = (blk % g.x_blocks) * g.block_pixels + q, sy = blk / g.x_blocks;
+    Expr dq = sx + pl - ts * dwl, dp = sy + pt - tr * dh, k0 = fs.K * kx + G * (kk / G);
+    g.as = Func("as");
+    g.as(kk, q, kx, ts, tr, blk, n) =
+        select(dq >= 0 && dq < a.Q && dp >= 0 && dp < a.P && k0 < a.K,
+               dy(clamp(dq, 0, a.Q - 1), clamp(dp, 0, a.P - 1), max(min(k0, a.K - G), 0) + kk % G, n), cast(st, 0));
+    g.wt = Func("wt");
+    g.wt(k, c, ts, tr) = g.b_op(c, k, ts, tr);
+    g.bs = Func("bs");
+    g.bs(kk, cc, kx, ts, tr) = g.wt(fs.K * kx + kk, cc, ts, tr);
+    // A lane's group: vec consecutive channels of its row (A: a slot) / column (B: a channel).
+    Expr kl = vec * frag::group_of(fs, l);
+    g.a_lane = Func("a_lane");
+    g.a_lane(e, h, mt, kx, ts, tr, l, blk, n) = g.as(kl + e, fs.M * mt + frag::a_row(fs, l, 0) + 8 * h, kx, ts, tr, blk, n);
+    g.b_lane = Func("b_lane");
+    g.b_lane(e, ct, kx, ts, tr, l) = g.bs(kl + e, fs.N * ct + frag::b_col(fs, l, 0), kx, ts, tr);
+    // The reduction: (k-block in the chunk, warp along the pixels, along the channels, chunk, tap s,
+    // tap r); the warp's fragments placed in the block (the warp as two variables: bounds inference
+    // sees one warp's fragments through monotonic expressions only).
+    Expr chunks = ((a.K + fs.K - 1) / fs.K + stage - 1) / stage;
+    g.kb = RDom({{0, stage}, {0, warps_m}, {0, warps_n}, {0, chunks}, {0, S}, {0, R}}, "kb");
+    Expr kxb = g.kb.w * stage + g.kb.x, tap_s = g.kb[4], tap_r = g.kb[5];
+    Expr mt_blk = g.kb.y * tile_m + mt, ct_blk = cb * (tile_n * warps_n) + g.kb.z * tile_n + ct;
+    std::vector<Expr> av, bv;
+    for (int j = 0; j < fs.a_per_lane; j++)
+        av.push_back(g.a_lane(frag::a_group_elem(fs, j), frag::a_half(fs, j), mt_blk, kxb, tap_s, tap_r, l, y, n));
+    for (int j = 0; j < fs.b_per_lane; j++)
+        bv.push_back(g.b_lane(frag::b_group_elem(fs, j), ct_blk, kxb, tap_s, tap_r, l));
+    // One accumulator per warp, acc's y the pixel block: every warp zeroes and updates "the same" acc,
+    // which a schedule keeps in each thread's registers (MemoryType::Register at the block, striped
+    // over the lanes) with the warps loops over threads, so each warp's copy is its own.
+    g.acc = Func("acc");
+    g.acc(i, l, mt, ct, cb, y, n) = 0.0f;
+    g.zero = RDom({{0, warps_m}, {0, warps_n}}, "zero");
+    g.acc(i, l, mt, ct, cb, y, n) = cast<float>(g.zero.x + g.zero.y) * 0.0f;
+    frag::mma(g.acc, {l, mt, ct, cb, y, n}, fs, t, av, bv);
+    const int bn = tile_n * warps_n;
+    g.res = Func("res");
+    g.res(i, l, mt, ct, ph, y, n) = g.acc(i, l, mt % tile_m, ct % tile_n, ct / bn, y, n);
+    Expr sl = g.x % g.block_pixels, row = sl % fs.M, col = g.c % fs.N;
+    Expr v = a.alpha * g.res(frag::elem_of(fs, row, col), frag::lane_of(fs, row, col), sl / fs.M, g.c / fs.N, 0,
+                             y * g.x_blocks + g.x / g.block_pixels, n);
+    g.out = out;
+    g.out(g.x, y, g.c, n) = blend_output(v, prev(g.x, y, g.c, n), a, t);
+}
+}  // namespace
+
 BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t, StrideClass sc,
-                                    FilterClass fc, int frag_kind, int vec, bool dy_copy) {
+                                    FilterClass fc, int frag_kind, int vec, bool dy_copy, int stage, int tile_m,
+                                    int tile_n, int warps_m, int warps_n) {
     BwdDataMmaGraph g;
     g.vec = vec;
+    g.stage = stage;
     g.beta = a.beta;
     const frag::Shape fs = frag::shape(frag_kind);
     ClassConsts k1 = class_consts(sc, fc);
@@ -392,6 +458,10 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
         g.a_op(kk, q, pp, n) = dy_or_zero(q, pp, kk < a.K, min(kk, a.K - 1), n);
         g.b_op = Func("b_op");
         g.b_op(cc, kk, s, r) = select(cc < a.C && kk < a.K, w(s, r, min(cc, a.C - 1), min(kk, a.K - 1)), cast(st, 0));
+    }
+    if (stage > 0) {
+        define_bwd_data_mma_staged(g, dy, prev, out, a, t, fs, k1, tile_m, tile_n, warps_m, warps_n);
+        return g;
     }
     // The lane's operand elements j of one k-block and tap.
     std::vector<Expr> av, bv;

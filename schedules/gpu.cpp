@@ -937,6 +937,121 @@ void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStag
     g.dw.update().reorder(g.s, g.r, g.rsp.x).unroll(g.s).unroll(g.r);
 }
 
+namespace {
+// Matrix fragments, staged (conv_bwd_data_mma_gpu, stage > 0: BwdDataMmaGraph's staged chunks): a
+// block of warps_m x warps_n warps, the threads (lane, warp along the pixels, warp along the
+// channels) in every stage (the lanes' loops are 32 wide; a stage with fewer thread dimensions would
+// run in the first warp only). Per chunk (the block's serial loops over the chunks, then the taps):
+// the copies of dy's and wt's k-blocks (a thread loads 8 channels of one slot / input channel as one
+// vector; stored channels innermost, 32 bytes a row of a k-block, so the 8 rows a fragment's lanes
+// read are 256 contiguous bytes); then every warp's fragments of the chunk's k-blocks (unrolled) from
+// shared memory onto its accumulators. Those are acc, in each thread's registers over the whole
+// reduction: stored at the block in registers (Halide stripes them over the lanes) with the warps
+// loops over threads, the update's races (every warp "updates the same" acc) allowed because each
+// warp's copy is its own. res then puts each warp's fragments at their place in shared memory, and
+// out reads them along the channels.
+void schedule_bwd_data_mma_staged(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p) {
+    const frag::Shape fs = frag::shape(p.frag);
+    const int tm = p.tile_m, tn = p.tile_n, wm = p.warps_m, wn = p.warps_n, threads = fs.lanes * wm * wn;
+    Var xo("xo"), xi("xi"), co("co"), ci("ci"), yn("yn"), t("t"), to("to"), ti("ti"), tx("tx"), ty("ty"), tz("tz");
+    for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
+        s.split(g.x, xo, xi, g.block_pixels, TailStrategy::GuardWithIf)
+            .split(g.c, co, ci, fs.N * tn * wn, TailStrategy::GuardWithIf)
+            .reorder(ci, xi, co, xo, g.y, g.n)
+            .fuse(g.y, g.n, yn)
+            .fuse(ci, xi, t)
+            .split(t, to, ti, threads)
+            .split(ti, ty, tx, fs.lanes)
+            .split(ty, tz, ty, wm)
+            .gpu_blocks(co, xo, yn)
+            .gpu_threads(tx, ty, tz);
+    });
+    const LoopLevel block(g.out, co);
+    Var mw("mw"), mi("mi"), cw("cw"), cx("cx");
+    g.res.compute_at(block)
+        .store_in(MemoryType::GPUShared)
+        .bound(g.i, 0, fs.elems)
+        .bound(g.l, 0, fs.lanes)
+        .bound(g.mt, 0, tm * wm)
+        .bound_extent(g.ct, tn * wn)
+        .bound(g.ph, 0, 1)
+        .bound_extent(g.y, 1)
+        .split(g.mt, mw, mi, tm)
+        .split(g.ct, cw, cx, tn)
+        .reorder(g.i, mi, cx, g.l, mw, cw, g.ph, g.y, g.n)
+        .gpu_lanes(g.l)
+        .gpu_threads(mw, cw)
+        .unroll(g.i)
+        .unroll(mi)
+        .unroll(cx);
+    g.acc.compute_at(block)
+        .store_in(MemoryType::Register)
+        .bound(g.i, 0, fs.elems)
+        .bound(g.l, 0, fs.lanes)
+        .bound(g.mt, 0, tm)
+        .bound(g.ct, 0, tn)
+        .reorder(g.i, g.mt, g.ct, g.l, g.cb, g.y, g.n)
+        .gpu_lanes(g.l)
+        .unroll(g.i)
+        .unroll(g.mt)
+        .unroll(g.ct);
+    g.acc.update(0)
+        .allow_race_conditions()
+        .reorder(g.i, g.mt, g.ct, g.l, g.zero.x, g.zero.y, g.cb, g.y, g.n)
+        .gpu_lanes(g.l)
+        .gpu_threads(g.zero.x, g.zero.y)
+        .unroll(g.i)
+        .unroll(g.mt)
+        .unroll(g.ct);
+    g.acc.update(1)
+        .allow_race_conditions()
+        .reorder(g.mt, g.ct, g.kb.x, g.l, g.kb.y, g.kb.z, g.kb.w, g.kb[4], g.kb[5], g.cb, g.y, g.n)
+        .gpu_lanes(g.l)
+        .gpu_threads(g.kb.y, g.kb.z)
+        .unroll(g.mt)
+        .unroll(g.ct)
+        .unroll(g.kb.x);
+    g.a_lane.compute_at(g.acc, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+        .unroll(g.h).unroll(g.mt);
+    g.b_lane.compute_at(g.acc, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+        .unroll(g.ct);
+    const LoopLevel chunk(g.acc, g.kb.w);
+    for (Func f : {g.as, g.bs}) {
+        const std::vector<Var> v = f.args();  // (kk, slot or channel, kx, ...)
+        Var kh("kh"), kv("kv"), hx("hx"), j("j"), jo("jo"), jl("jl"), jx("jx"), jy("jy"), jz("jz");
+        std::vector<VarOrRVar> order = {kv, jo};
+        order.insert(order.end(), v.begin() + 3, v.end());
+        order.push_back(jl);
+        // (The thread loop outermost: serial loops outside it would each be a thread loop of their
+        // own, a barrier after every vector.)
+        f.compute_at(chunk)
+            .store_in(MemoryType::GPUShared)
+            .bound(v[0], 0, fs.K)
+            .split(v[0], kh, kv, kStagedChannelGroup)
+            .vectorize(kv)
+            .reorder(kv, kh, v[2], v[1])
+            .fuse(kh, v[2], hx)
+            .fuse(hx, v[1], j)
+            .split(j, jo, jl, threads, TailStrategy::GuardWithIf)
+            .reorder(order)
+            .split(jl, jy, jx, fs.lanes)
+            .split(jy, jz, jy, wm)
+            .gpu_threads(jx, jy, jz)
+            .unroll(jo);
+    }
+    const std::vector<Var> wv = g.wt.args();
+    Var ko("ko"), ki("ki"), rs("rs");
+    g.wt.compute_root()
+        .align_storage(wv[0], kStagedChannelGroup)
+        .align_bounds(wv[0], kStagedChannelGroup)
+        .split(wv[0], ko, ki, 64, TailStrategy::GuardWithIf)
+        .fuse(wv[2], wv[3], rs)
+        .reorder(ki, wv[1], ko, rs)
+        .gpu_blocks(wv[1], ko, rs)
+        .gpu_threads(ki);
+}
+}  // namespace
+
 // Matrix fragments (conv_bwd_data_mma_gpu): one block = one wave (64 lanes, AMD) or warp (32,
 // NVIDIA) computing tile_m x tile_n fragments of each stride phase of its columns (one phase at
 // stride 1). acc lives per lane in registers (the fragment's elements per lane each); each k-block
@@ -946,6 +1061,10 @@ void schedule_bwd_weight_staged_gpu(BwdWeightStagedGraph &g, const BwdWeightStag
 // stride's tap test, the same for every lane; out reads res with the lanes along the channels
 // (NHWC) or the columns (NCHW), the tensor's innermost dim (coalesced stores), guarded at the tails.
 void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p, Layout layout) {
+    if (g.stage > 0) {
+        schedule_bwd_data_mma_staged(g, p);
+        return;
+    }
     const frag::Shape fs = frag::shape(p.frag);
     const int tm = p.tile_m, tn = p.tile_n;
     Var xo("xo"), xi("xi"), co("co"), ci("ci"), yn("yn"), t("t"), to("to"), ti("ti");

@@ -312,11 +312,25 @@ inline int staged_dy_row_words(const BwdDataStagedGpuParams &p) { return data_bl
       "channels so), loaded as 8-byte vectors: NHWC dy in place (k a multiple of 4, dy's base and strides " \
       "multiples of 4 elements), NCHW dy and w from copies with k innermost made at the start of the call", \
       1, 4)                                                                                                  \
+    X(stage, 0, Compile, "s",                                                                                \
+      "k-blocks per chunk staged in shared memory (0 = none; NHWC, stride 1, vec=4): the block copies a "  \
+      "chunk of dy (in place, 8 channels a vector: k a multiple of 8) and of w's copy at one tap into "      \
+      "shared memory, channels innermost, then its warps run the chunk's fragments from there",             \
+      0, 1, 2, 4)                                                                                            \
+    X(warps_m, 1, Compile, "wm",                                                                             \
+      "stage > 0: warps per block along the pixels, each with its tile_m x tile_n fragments (its "          \
+      "accumulators in its registers over the whole reduction, put in shared memory once at the end)",      \
+      1, 2, 4)                                                                                               \
+    X(warps_n, 1, Compile, "wn", "stage > 0: warps per block along the channels (as warps_m)", 1, 2, 4)      \
     X(flat, 1, Launch, "", "1 = a pointwise problem with dense planes presented as one row of H*W pixels (else a row is W pixels)", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
-// A backward-data fragment block's columns of one row (of a stride phase): tile_m fragments of fs.M
-// pixels. The schedule splits dx's columns by it; the dispatcher's rule G1 compares it with the plane.
-inline int data_block_columns(const BwdDataMmaGpuParams &p) { return frag::shape(p.frag).M * p.tile_m; }
+// A backward-data fragment block's tile: fragments along the pixels (M) and channels (N), every warp's.
+inline int data_block_frags_m(const BwdDataMmaGpuParams &p) { return p.tile_m * p.warps_m; }
+inline int data_block_frags_n(const BwdDataMmaGpuParams &p) { return p.tile_n * p.warps_n; }
+// A backward-data fragment block's columns of one row (of a stride phase): its fragments along the
+// pixels, fs.M each. The schedule splits dx's columns by it; the dispatcher's rule G1 compares it with
+// the plane.
+inline int data_block_columns(const BwdDataMmaGpuParams &p) { return frag::shape(p.frag).M * data_block_frags_m(p); }
 
 // ---- Backward-weight, GPU, matrix instructions (conv_bwd_weight_mma_gpu): an NHWC f16/bf16 problem
 // (any stride, filter, dilation) as one implicit GEMM per filter tap, dw[k, c] = sum_{pixel}
@@ -475,7 +489,10 @@ inline int weight_mma_input_vector(const BwdWeightMmaGpuParams &p, Layout l) {
 // BwdDataMmaGraph::dyt, zero past K), and the vector it loads dy's channels with in place: NHWC vec
 // (K, dy's base and its N, H, W strides multiples of it); a copying kernel asks nothing of the tensor.
 inline bool data_mma_copies_dy(const BwdDataMmaGpuParams &p, Layout l) { return l == Layout::NCHW && p.vec > 1; }
-inline int data_mma_input_vector(const BwdDataMmaGpuParams &p, Layout l) { return data_mma_copies_dy(p, l) ? 1 : p.vec; }
+// The staged chunks (stage > 0, NHWC) load groups of kStagedChannelGroup channels.
+inline int data_mma_input_vector(const BwdDataMmaGpuParams &p, Layout l) {
+    return data_mma_copies_dy(p, l) ? 1 : p.stage > 0 ? kStagedChannelGroup : p.vec;
+}
 inline int BwdDataGpuParams::column_vector() const { return stage ? 1 : std::max(1, xvec); }
 // GPU backward-data threads: along the channels where they are dense (NHWC, or the staged
 // channels-innermost copies), else along the columns (NCHW read in place), so a warp's loads are
@@ -1045,19 +1062,31 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             return e;
         if (!(e = need(p.frag == 0 || p.tile_m * p.tile_n <= 32,
                        "frag=1: tile_m * tile_n <= 32 fragments (4 f32 accumulators each: 128 registers)")).empty()) return e;
-        if (f.dir == Direction::BwdWeight && vals.get("stage") > 0) {
-            if (!(e = need(vals.get("vec") == 4, "stage > 0 needs vec=4 (a lane's pixel groups read from the staged chunk as vectors)")).empty()) return e;
+        if (vals.get("stage") > 0) {
+            const bool data = f.dir == Direction::BwdData;
+            if (!(e = need(vals.get("vec") == 4, std::string("stage > 0 needs vec=4 (a lane's ") + (data ? "channel" : "pixel") +
+                                                     " groups read from the staged chunk as vectors)")).empty()) return e;
             if (!(e = need(c.device == Device::Cuda, "stage > 0 is for cuda (not yet checked on OpenCL)")).empty()) return e;
-            // Shared memory: the block's f32 accumulators and a chunk of both operands (16 pixels a
-            // k-block, 2 bytes each), within the 48 KiB a launch gets without opting in.
+            if (data && !(e = need(c.stride == StrideClass::S1 && c.layout == Layout::NHWC,
+                                   "backward-data stage > 0: NHWC, stride class s1")).empty())
+                return e;
+            // Shared memory: the block's f32 accumulators and a chunk of both operands (fragment-K
+            // pixels (backward-weight) or channels (backward-data) a k-block, 2 bytes each), within
+            // the 48 KiB a launch gets without opting in.
             const frag::Shape fs = frag::shape(p.frag);
-            const auto w = to_params<BwdWeightMmaGpuParams>(vals);
-            const int bm = fs.M * weight_block_frags_m(w), bn = fs.N * weight_block_frags_n(w);
+            int bm, bn;
+            if (data) {
+                const auto d = to_params<BwdDataMmaGpuParams>(vals);
+                bm = fs.M * data_block_frags_m(d), bn = fs.N * data_block_frags_n(d);
+            } else {
+                const auto w = to_params<BwdWeightMmaGpuParams>(vals);
+                bm = fs.M * weight_block_frags_m(w), bn = fs.N * weight_block_frags_n(w);
+            }
             const int bytes = bm * bn * 4 + vals.get("stage") * fs.K * (bm + bn) * 2;
             if (!(e = need(bytes <= 48 * 1024, "stage > 0: block accumulators + chunk <= 48 KiB of shared memory (" +
                                                    std::to_string(bytes) + " bytes)")).empty()) return e;
         }
-        if (f.dir == Direction::BwdWeight && vals.get("warps_m") * vals.get("warps_n") > 1)
+        if (vals.get("warps_m") * vals.get("warps_n") > 1)
             if (!(e = need(vals.get("stage") > 0, "warps_m, warps_n > 1 need stage > 0 (the warps share the staged chunk)")).empty()) return e;
     } else if (f.knobs == &BwdDataStagedGpuParams::knobs) {
         const auto p = to_params<BwdDataStagedGpuParams>(vals);

@@ -7,11 +7,15 @@
 #   (NAME:split_blocks=1056)   SHAPES: the suite (shapes/classes.txt)
 #   ITERS: timed calls (10)   CUDA_TESTS: doctest cases of a conformance run first (none)
 #   DIRECTION: -F value (2 = backward-data, 4 = backward-weight)   TARGET: cuda (default) or opencl
-#   (NVIDIA's OpenCL)
+#   (NVIDIA's OpenCL)   DTYPE: bf16 or f16 runs the suite's lines in that type (default: as written)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/gpu_env.sh  # $bin, $out, cuDNN on LD_LIBRARY_PATH
 shapes=${SHAPES:-shapes/classes.txt} F=${DIRECTION:-2}
+case "${DTYPE:-}" in  # the lines in that type (the driver's convbfp16 / convfp16)
+  bf16|f16) op=convbfp16; [ "$DTYPE" = f16 ] && op=convfp16
+            sed -E "s/^conv /$op /" "$shapes" > "$out/shapes_$DTYPE.txt"; shapes=$out/shapes_$DTYPE.txt ;;
+esac
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 date -u | tee -a "$out/device.txt"
 kernels=${KERNELS:?KERNELS: the kernel names to run}

@@ -321,12 +321,17 @@ TEST_CASE("matrix fragments: kernels over fragment, k-block, split and channel t
         const bool any_filter = std::string(d.filter_class) == "any";
         struct Shape { int N, C, H, W, K; };
         int tested = 0;
-        // NHWC vec=4 backward-data loads dy's channel groups in place (k a multiple of 4); NCHW's
-        // reads a copy zero past k (any k: 19, 3 and 65 below).
-        const int kv = dir == Direction::BwdData && std::strstr(d.schedule, " vec=4") && d.layout == CONVBWD_NHWC ? 4 : 1;
+        // NHWC vec=4 backward-data loads dy's channel groups in place (k a multiple of 4; its staged
+        // chunks, stage > 0, of 8); NCHW's reads a copy zero past k (any k: 19, 3 and 65 below).
+        // Backward-weight's staged chunks take c and k in groups of 8 (both layouts).
+        const bool staged = std::strstr(d.schedule, " stage=") && !std::strstr(d.schedule, " stage=0");
+        const int kv = dir == Direction::BwdData && std::strstr(d.schedule, " vec=4") && d.layout == CONVBWD_NHWC
+                           ? (staged ? 8 : 4)
+                           : dir == Direction::BwdWeight && staged ? 8 : 1;
+        const int cv = dir == Direction::BwdWeight && staged ? 8 : 1;
         for (Shape sh : {Shape{1, 32, 4, 8, 8}, Shape{2, 70, 5, 13, 19}, Shape{1, 129, 3, 45, 40}, Shape{3, 8, 1, 1, 3},
                          Shape{5, 33, 17, 19, 65}}) {
-            ConvProblem p = problem_of_class(d, sh.N, sh.C, sh.H, sh.W, (sh.K + kv - 1) / kv * kv, 1);
+            ConvProblem p = problem_of_class(d, sh.N, (sh.C + cv - 1) / cv * cv, sh.H, sh.W, (sh.K + kv - 1) / kv * kv, 1);
             p.dtype = dt;
             if (sh.H * sh.W == 1 && std::string(d.stride_class) == "s2") continue;  // a 1x1 plane has no stride
             check_problem(p, dir, d.name, rng, tested % 2 ? -2.0f : 0.0f, device);
