@@ -349,7 +349,7 @@ namespace {
 // staged per chunk, one accumulator per warp, res and out from them. g's a_op / b_op are defined.
 void define_bwd_data_mma_staged(BwdDataMmaGraph &g, Func dy, Func prev, Func out, const ConvArgs &a, DType t,
                                 const frag::Shape &fs, const ClassConsts &k1, int tile_m, int tile_n, int warps_m,
-                                int warps_n) {
+                                int warps_n, int block_pixels) {
     Var &i = g.i, &l = g.l, &mt = g.mt, &ct = g.ct, &ph = g.ph, &y = g.y, &n = g.n, &cb = g.cb;
     Var &e = g.e, &h = g.h, &kx = g.kx, &ts = g.ts, &tr = g.tr;
     Var kk("kk"), q("q"), blk("blk"), k("k"), c("c"), cc("cc");
@@ -358,7 +358,7 @@ void define_bwd_data_mma_staged(BwdDataMmaGraph &g, Func dy, Func prev, Func out
     Expr R = or_const(k1.filter, a.R), S = or_const(k1.filter, a.S);
     Expr dh = or_const(k1.dilation, a.dilation_h), dwl = or_const(k1.dilation, a.dilation_w);
     Expr pt = k1.pad >= 0 ? Expr(k1.pad) : a.pad_top, pl = k1.pad >= 0 ? Expr(k1.pad) : a.pad_left;
-    g.block_pixels = fs.M * tile_m * warps_m;
+    g.block_pixels = block_pixels;
     g.x_blocks = (a.W + g.block_pixels - 1) / g.block_pixels;
     // Slot q of pixel block blk: dx's pixel (x, y) = ((blk % x_blocks) * block_pixels + q, blk / x_blocks).
     Expr sx = (blk % g.x_blocks) * g.block_pixels + q, sy = blk / g.x_blocks;
@@ -410,7 +410,7 @@ void define_bwd_data_mma_staged(BwdDataMmaGraph &g, Func dy, Func prev, Func out
 
 BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t, StrideClass sc,
                                     FilterClass fc, int frag_kind, int vec, bool dy_copy, int stage, int tile_m,
-                                    int tile_n, int warps_m, int warps_n) {
+                                    int tile_n, int warps_m, int warps_n, int block_pixels) {
     BwdDataMmaGraph g;
     g.vec = vec;
     g.stage = stage;
@@ -460,7 +460,7 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
         g.b_op(cc, kk, s, r) = select(cc < a.C && kk < a.K, w(s, r, min(cc, a.C - 1), min(kk, a.K - 1)), cast(st, 0));
     }
     if (stage > 0) {
-        define_bwd_data_mma_staged(g, dy, prev, out, a, t, fs, k1, tile_m, tile_n, warps_m, warps_n);
+        define_bwd_data_mma_staged(g, dy, prev, out, a, t, fs, k1, tile_m, tile_n, warps_m, warps_n, block_pixels);
         return g;
     }
     // The lane's operand elements j of one k-block and tap.

@@ -170,13 +170,14 @@ struct BwdDataMmaGraph {
     Halide::Func dyt;
     Halide::Var e{"e"}, h{"h"}, kx{"kx"}, ts{"ts"}, tr{"tr"};
     int vec = 1;
-    // stage > 0 (NHWC, stride 1, vec=4): a block of warps_m x warps_n warps holds block_pixels =
-    // fs.M * tile_m * warps_m columns of one row (its slots) x fs.N * tile_n * warps_n channels, and
-    // the reduction runs in chunks of `stage` k-blocks of one tap: kb = (k-block in the chunk, warp
-    // along the pixels, warp along the channels, chunk, tap s, tap r). as(kk, q, kx, s, r, blk, n) =
-    // dy's channel kk of k-block kx (kk < fs.K; zero outside dy and past K) for slot q of pixel
-    // block blk (x_blocks a row) at tap (s, r); bs(kk, c, kx, s, r) = wt's the same for input
-    // channel c: what a schedule stages per chunk. acc(i, l, mt, ct, cb, blk, n) then holds one
+    // stage > 0 (NHWC, stride 1, vec=4): a block of warps_m x warps_n warps holds block_pixels (the
+    // caller's: schedules/spaces.h's data_block_columns(), fs.M * tile_m * warps_m) columns of one
+    // row (its slots) x fs.N * tile_n * warps_n channels, and the reduction runs in chunks of `stage`
+    // k-blocks of one tap: kb = (k-block in the chunk, warp along the pixels, warp along the
+    // channels, chunk, tap s, tap r). as(kk, q, kx, s, r, blk, n) = dy's channel kk of k-block kx
+    // (kk < fs.K; zero outside dy and past K) for slot q of pixel block blk (x_blocks a row) at tap
+    // (s, r); bs(kk, c, kx, s, r) = wt's the same for input channel c: what a schedule stages per
+    // chunk. acc(i, l, mt, ct, cb, blk, n) then holds one
     // warp's tile_m x tile_n fragments of channel block cb (zeroed per warp by the update over
     // `zero`), and res(i, l, mt, ct, 0, blk, n) (mt counting the block's slot fragments from 0, ct
     // the channel fragment) puts each warp's at their place.
@@ -192,7 +193,7 @@ struct BwdDataMmaGraph {
 BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
                                     const ConvArgs &a, DType t, StrideClass sc, FilterClass fc, int frag_kind,
                                     int vec = 1, bool dy_copy = false, int stage = 0, int tile_m = 1,
-                                    int tile_n = 1, int warps_m = 1, int warps_n = 1);
+                                    int tile_n = 1, int warps_m = 1, int warps_n = 1, int block_pixels = 0);
 
 // Backward-data at stride 1 as an implicit GEMM staged per block (conv_bwd_data_staged_gpu):
 // dx[pixel, c] = sum over taps (s, r) and k of dy[pixel shifted by the tap, k] w[s, r, c, k], with

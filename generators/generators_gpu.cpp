@@ -100,7 +100,8 @@ public:
         const BwdDataMmaGpuParams p = knobs.params();
         BwdDataMmaGraph g =
             define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.frag, p.vec,
-                                data_mma_copies_dy(p, layout), p.stage, p.tile_m, p.tile_n, p.warps_m, p.warps_n);
+                                data_mma_copies_dy(p, layout), p.stage, p.tile_m, p.tile_n, p.warps_m, p.warps_n,
+                                data_block_columns(p));
         constrain_bwd_data_buffers();
         if (const int iv = data_mma_input_vector(p, layout); iv > 1) {
             // dy's channel groups load as vectors in place: k, dy's base and its other strides
