@@ -27,9 +27,8 @@ files=(${SHAPES:-shapes/first_layers.txt})
 total=$(( ${#files[@]} * $(echo ${DTYPES:-f32} | wc -w) * $(echo ${LAYOUTS:-NHWC NCHW} | wc -w) )); i=0; t0=$(date +%s)
 for f in "${files[@]}"; do
   for dt in ${DTYPES:-f32}; do
-    op=conv; [ "$dt" = bf16 ] && op=convbfp16; [ "$dt" = f16 ] && op=convfp16
     s=$work/$(basename "$f" .txt)_$dt.txt
-    sed -E "s/^conv /$op /" "$f" > "$s"
+    dtype_lines "$dt" "$f" "$s"
     for lay in ${LAYOUTS:-NHWC NCHW}; do
       for which in old new; do
         d=$([ $which = old ] && echo "$old_bin" || echo "$new_bin")

@@ -31,6 +31,10 @@ memcheck() {
       --test-suite=kernels "--test-case=$1" > "$out/test_memcheck.log" 2>&1
   echo "rc=$? $(grep -E '^\[doctest\] (test cases|assertions)|ERROR SUMMARY' "$out/test_memcheck.log" | tr '\n' ' ')"
 }
+# driver_op DTYPE: the driver's command for lines of that type (bf16: convbfp16, f16: convfp16, else
+# conv); dtype_lines DTYPE FILE OUT: FILE's lines so, into OUT.
+driver_op() { case "$1" in bf16) echo convbfp16 ;; f16) echo convfp16 ;; *) echo conv ;; esac; }
+dtype_lines() { sed -E "s/^conv /$(driver_op "$1") /" "$2" > "$3"; }
 # kernel_layout NAME: a kernel's layout, NCHW | NHWC (its name's third field; launch knobs after a colon).
 kernel_layout() { echo "$1" | cut -d_ -f3 | tr a-z A-Z; }
 # base_table DIR BASES [TABLE]: the rows of DIR/rows/ (else of DIR/kernels.tgz: scripts/gpu_kernels.sh)

@@ -23,9 +23,8 @@ drive() {  # drive NAME SHAPES LAYOUT [--kernel K]: one driver process, rows in 
   echo "$name: rc=$?"
 }
 for dt in ${DTYPES:-f32 bf16 f16}; do
-  op=conv; [ "$dt" = bf16 ] && op=convbfp16; [ "$dt" = f16 ] && op=convfp16
   f=/tmp/first_layers_$dt.txt
-  sed -E "s/^conv /$op /" shapes/first_layers.txt > "$f"
+  dtype_lines "$dt" shapes/first_layers.txt "$f"
   for lay in NHWC NCHW; do
     drive "library_${dt}_$lay" "$f" $lay
     [ "$dt" = f32 ] && continue

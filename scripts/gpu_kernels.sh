@@ -12,9 +12,8 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/gpu_env.sh  # $bin, $out, cuDNN on LD_LIBRARY_PATH
 shapes=${SHAPES:-shapes/classes.txt} F=${DIRECTION:-2}
-case "${DTYPE:-}" in  # the lines in that type (the driver's convbfp16 / convfp16)
-  bf16|f16) op=convbfp16; [ "$DTYPE" = f16 ] && op=convfp16
-            sed -E "s/^conv /$op /" "$shapes" > "$out/shapes_$DTYPE.txt"; shapes=$out/shapes_$DTYPE.txt ;;
+case "${DTYPE:-}" in  # the lines in that type
+  bf16|f16) dtype_lines "$DTYPE" "$shapes" "$out/shapes_$DTYPE.txt"; shapes=$out/shapes_$DTYPE.txt ;;
 esac
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 date -u | tee -a "$out/device.txt"

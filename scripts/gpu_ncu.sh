@@ -16,7 +16,7 @@ root=${OUT:-/tmp/convbwd-gpu}
 mkdir -p "$root"
 OUT=$root source scripts/gpu_env.sh
 layer=${LAYER:-$(grep -m1 -- ' -g 144 ' shapes/classes.txt | cut -d'#' -f1)}
-case "${DTYPE:-}" in bf16) layer=convbfp16${layer#conv} ;; f16) layer=convfp16${layer#conv} ;; esac
+case "${DTYPE:-}" in bf16|f16) layer=$(driver_op "$DTYPE")${layer#conv} ;; esac
 m=gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread
 m=$m,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
 m=$m,l1tex__throughput.avg.pct_of_peak_sustained_active,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
