@@ -24,13 +24,15 @@ conformance() {
   timeout "${2:-240}" "$bin/convbwd_tests" --test-suite=kernels "--test-case=$1" > "$out/test_cuda.log" 2>&1
   echo "rc=$?"; tail -3 "$out/test_cuda.log"
 }
-# memcheck CASES [TIMEOUT]: the same cases under compute-sanitizer memcheck, log in
-# $out/test_memcheck.log; prints one line: status, doctest summary, error summary.
-memcheck() {
-  timeout "${2:-300}" compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/convbwd_tests" \
-      --test-suite=kernels "--test-case=$1" > "$out/test_memcheck.log" 2>&1
-  echo "rc=$? $(grep -E '^\[doctest\] (test cases|assertions)|ERROR SUMMARY' "$out/test_memcheck.log" | tr '\n' ' ')"
+# sanitize TOOL CASES [TIMEOUT]: the cases under compute-sanitizer's TOOL (memcheck, racecheck,
+# synccheck, initcheck), log in $out/test_TOOL.log; prints one line: status, doctest summary, error
+# summary. memcheck CASES [TIMEOUT]: sanitize memcheck.
+sanitize() {
+  timeout "${3:-300}" compute-sanitizer --tool "$1" --error-exitcode 9 "$bin/convbwd_tests" \
+      --test-suite=kernels "--test-case=$2" > "$out/test_$1.log" 2>&1
+  echo "rc=$? $(grep -E '^\[doctest\] (test cases|assertions)|ERROR SUMMARY|RACECHECK SUMMARY' "$out/test_$1.log" | tr '\n' ' ')"
 }
+memcheck() { sanitize memcheck "$@"; }
 # driver_op DTYPE: the driver's command for lines of that type (bf16: convbfp16, f16: convfp16, else
 # conv); dtype_lines DTYPE FILE OUT: FILE's lines so, into OUT.
 driver_op() { case "$1" in bf16) echo convbfp16 ;; f16) echo convfp16 ;; *) echo conv ;; esac; }

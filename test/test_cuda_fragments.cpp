@@ -162,4 +162,60 @@ TEST_CASE("cuda fragments: PTX without fragment calls is left as it is; malforme
     CHECK(convbwd::inline_cuda_fragments(module(nores, "bf16"), &error).empty());
     CHECK(error.find("without a result") != std::string::npos);
 }
+
+// An entry of staged copies as Halide's PTX has them: 16-byte groups loaded as two 8-byte halves,
+// one zero-filled where %p1 is false, one stored as loaded.
+std::string copies_entry(const std::string &extra = "") {
+    return "//\n.version 7.0\n.target sm_80\n.address_size 64\n\n.visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n"
+           "\t.reg .b32 \t%r<300>;\n"
+           "\tld.global.nc.v2.b32 \t{%r10, %r11}, [%rd5];\n"
+           "\tld.global.nc.v2.b32 \t{%r12, %r13}, [%rd5+8];\n"
+           "\tmov.b32 \t%r14, 0;\n"
+           "\tselp.b32 \t%r15, %r13, %r14, %p1;\n\tselp.b32 \t%r16, %r12, %r14, %p1;\n"
+           "\tselp.b32 \t%r17, %r11, %r14, %p1;\n\tselp.b32 \t%r18, %r10, %r14, %p1;\n"
+           "\tst.shared.v4.b32 \t[%rd4+16384], {%r18, %r17, %r16, %r15};\n"
+           "\tld.global.nc.v2.b32 \t{%r20, %r21}, [%rd7+32];\n"
+           "\tld.global.nc.v2.b32 \t{%r22, %r23}, [%rd7+40];\n"
+           "\tst.shared.v4.b32 \t[%rd4], {%r20, %r21, %r22, %r23};\n" +
+           extra + "\tbar.sync \t0;\n\tld.shared.v4.b16 \t{%rs1, %rs2, %rs3, %rs4}, [%rd4];\n\tret;\n\n}\n";
+}
+
+TEST_CASE("cuda fragments: 16-byte copies joined, and made cp.async, only where the kernel vouches") {
+    using convbwd::FragmentCopies;
+    const std::string ptx = copies_entry();
+    // The trait under 16 bytes, or split: as it was.
+    CHECK(convbwd::rewrite_fragment_copies(ptx, 8, FragmentCopies::Async) == ptx);
+    CHECK(convbwd::rewrite_fragment_copies(ptx, 16, FragmentCopies::Split) == ptx);
+    const std::string joined = convbwd::rewrite_fragment_copies(ptx, 16, FragmentCopies::Joined);
+    CHECK(count(joined, "ld.global.nc.v2.b32") == 0);
+    CHECK(joined.find("ld.global.nc.v4.b32 \t{%r10, %r11, %r12, %r13}, [%rd5];") != std::string::npos);
+    CHECK(joined.find("ld.global.nc.v4.b32 \t{%r20, %r21, %r22, %r23}, [%rd7+32];") != std::string::npos);
+    CHECK(count(joined, "selp.b32") == 4);  // the copies themselves unchanged
+    CHECK(count(joined, "cp.async") == 0);
+    const std::string async = convbwd::rewrite_fragment_copies(ptx, 16, FragmentCopies::Async);
+    CHECK(count(async, "ld.global") == 0);
+    CHECK(count(async, "st.shared") == 0);
+    CHECK(count(async, "selp.b32 \t") == 0);  // the selects went into the source size
+    CHECK(async.find("selp.b32 %cpa0, 16, 0, %p1; cp.async.cg.shared.global \t[%rd4+16384], [%rd5], 16, %cpa0;") !=
+          std::string::npos);
+    CHECK(async.find("cp.async.cg.shared.global \t[%rd4], [%rd7+32], 16;") != std::string::npos);
+    CHECK(async.find("cp.async.wait_all;\n\tbar.sync") != std::string::npos);  // before the barrier, and the exit
+    CHECK(count(async, "cp.async.wait_all;") == 2);
+    // A loaded register read elsewhere: the group is joined but stays a load and a store.
+    const std::string used = convbwd::rewrite_fragment_copies(copies_entry("\tadd.s32 \t%r30, %r21, 1;\n"), 16,
+                                                              FragmentCopies::Async);
+    CHECK(used.find("ld.global.nc.v4.b32 \t{%r20, %r21, %r22, %r23}, [%rd7+32];") != std::string::npos);
+    CHECK(count(used, "cp.async.cg") == 1);
+    // A half without its partner (or a pair not starting at a multiple of 16): the entry is left whole.
+    const std::string lone = copies_entry("\tld.global.nc.v2.b32 \t{%r40, %r41}, [%rd9];\n");
+    CHECK(convbwd::rewrite_fragment_copies(lone, 16, FragmentCopies::Async) == lone);
+    std::string odd = ptx;
+    odd.replace(odd.find("[%rd7+32]"), 9, "[%rd7+24]");
+    odd.replace(odd.find("[%rd7+40]"), 9, "[%rd7+32]");
+    CHECK(convbwd::rewrite_fragment_copies(odd, 16, FragmentCopies::Joined) == odd);
+    // The environment's names.
+    CHECK(convbwd::fragment_copies(nullptr) == convbwd::kFragmentCopies);
+    CHECK(convbwd::fragment_copies("async") == FragmentCopies::Async);
+    CHECK(!convbwd::fragment_copies("fast"));
+}
 }  // TEST_SUITE("ptx")

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -364,7 +365,212 @@ std::string rewrite_call(const std::string &block, const std::string &type, int 
     return o;
 }
 
+
+// ---- Staged copies of global memory (FragmentCopies). Halide's PTX back end caps a vector at 64
+// bits (CodeGen_PTX_Dev::native_vector_bits), so a 16-byte group of eight 16-bit elements that
+// Halide knows to be aligned (the generator's channels_in_place, aligned(8, 0) in the IR) arrives
+// as two 8-byte loads, [R+o] and [R+o+8]. Where the kernel's trait vouches that every such group
+// starts 16-byte aligned (aligned_load_bytes >= 16: input_channel_vector() x the element's bytes),
+// the halves become one 16-byte load; a copy of such a group into shared memory then becomes
+// cp.async (global to shared without registers, L1 bypassed: .cg), waited for at the entry's barriers.
+
+// A line's statement without indentation, comment and ';'.
+std::string statement(const std::string &line) {
+    std::string l = line;
+    const size_t c = l.find("//");
+    if (c != std::string::npos) l.erase(c);
+    return trim(l);
+}
+
+// "[%rd4+16]" -> (%rd4, 16); false where it is not [register] or [register+-offset].
+bool parse_address(const std::string &a, std::string *reg, long long *off) {
+    if (a.size() < 3 || a.front() != '[' || a.back() != ']') return false;
+    const std::string in = a.substr(1, a.size() - 2);
+    const size_t sign = in.find_first_of("+-", 1);
+    *reg = trim(in.substr(0, sign));
+    *off = 0;
+    if (reg->empty() || (*reg)[0] != '%') return false;
+    if (sign == std::string::npos) return true;
+    const std::optional<long long> v = immediate(trim(in.substr(sign + 1)));
+    if (!v) return false;
+    *off = in[sign] == '-' ? -*v : *v;
+    return true;
+}
+
+struct Instr {
+    std::string op;                 // "ld.global.nc.v2.b32"
+    std::vector<std::string> args;  // top-level operands
+};
+std::optional<Instr> instr(const std::string &line) {
+    const std::string st = statement(line);
+    if (st.empty() || st[0] == '@' || st[0] == '.' || st[0] == '{' || st.back() == ':') return std::nullopt;
+    const size_t sp = st.find_first_of(" \t");
+    if (sp == std::string::npos) return Instr{st, {}};
+    return Instr{st.substr(0, sp), split_operands(st.substr(sp + 1))};
+}
+std::vector<std::string> brace_list(const std::string &s) {
+    if (s.size() < 2 || s.front() != '{' || s.back() != '}') return {};
+    return split_operands(s.substr(1, s.size() - 2));
+}
+
+// How often each register occurs in lines (whole tokens).
+std::map<std::string, int> register_counts(const std::vector<std::string> &lines) {
+    std::map<std::string, int> n;
+    for (const std::string &l : lines) {
+        const std::string st = statement(l);
+        for (size_t i = 0; (i = st.find('%', i)) != std::string::npos;) {
+            size_t j = i + 1;
+            while (j < st.size() && (std::isalnum((unsigned char)st[j]) || st[j] == '_')) j++;
+            n[st.substr(i, j - i)]++;
+            i = j;
+        }
+    }
+    return n;
+}
+
+bool is_boundary(const std::string &line) {  // a label, a branch or a barrier: the end of a straight run
+    const std::string st = statement(line);
+    return st.empty() ? false
+                      : st.back() == ':' || st.find("bra") != std::string::npos || st.find("bar.") != std::string::npos ||
+                            st.find("ret") == 0 || st.find("exit") == 0;
+}
+
+// One entry's lines, rewritten; false (lines untouched) where a half has no partner.
+bool join_entry(std::vector<std::string> &lines, bool async, int *serial) {
+    const char *kHalf = "ld.global.nc.v2.b32";
+    std::vector<size_t> halves;
+    for (size_t i = 0; i < lines.size(); i++)
+        if (std::optional<Instr> in = instr(lines[i]); in && in->op == kHalf) halves.push_back(i);
+    if (halves.empty()) return false;
+    std::vector<std::pair<size_t, size_t>> pairs;
+    for (size_t h = 0; h < halves.size(); h++) {
+        const size_t i = halves[h];
+        if (h + 1 >= halves.size() || halves[h + 1] != i + 1) return false;  // the next line, or none
+        const Instr a = *instr(lines[i]), b = *instr(lines[i + 1]);
+        std::string ra, rb;
+        long long oa, ob;
+        if (a.args.size() != 2 || b.args.size() != 2 || !parse_address(a.args[1], &ra, &oa) ||
+            !parse_address(b.args[1], &rb, &ob) || ra != rb || ob != oa + 8 || oa % 16 != 0)
+            return false;
+        pairs.push_back({i, i + 1});
+        h++;
+    }
+    std::vector<bool> drop(lines.size(), false);
+    std::vector<std::string> loaded_regs;  // per pair: the four registers, in order
+    std::vector<std::vector<std::string>> groups;
+    for (auto [i, j] : pairs) {
+        const Instr a = *instr(lines[i]), b = *instr(lines[j]);
+        std::vector<std::string> regs = brace_list(a.args[0]), hi = brace_list(b.args[0]);
+        if (regs.size() != 2 || hi.size() != 2) return false;
+        regs.insert(regs.end(), hi.begin(), hi.end());
+        lines[i] = "\tld.global.nc.v4.b32 \t{" + regs[0] + ", " + regs[1] + ", " + regs[2] + ", " + regs[3] + "}, " +
+                   a.args[1] + ";";
+        lines[j].clear();  // dropped below; not counted as a use meanwhile
+        drop[j] = true;
+        groups.push_back(regs);
+    }
+    if (async) {
+        const std::map<std::string, int> uses = register_counts(lines);
+        auto once = [&](const std::string &r) { auto it = uses.find(r); return it != uses.end() && it->second == 2; };
+        std::map<std::string, size_t> def_line;  // selp results and the zero registers
+        for (size_t k = 0; k < lines.size(); k++)
+            if (std::optional<Instr> in = instr(lines[k]); in && !in->args.empty()) def_line[in->args[0]] = k;
+        bool any = false;
+        for (size_t g = 0; g < groups.size(); g++) {
+            const size_t ld = pairs[g].first;
+            const std::vector<std::string> &regs = groups[g];
+            bool ok = true;
+            for (const std::string &r : regs) ok = ok && once(r);
+            if (!ok) continue;
+            // The store: the first st.shared.v4.b32 of the straight run after the load.
+            size_t st = 0;
+            for (size_t k = ld + 1; k < lines.size() && !is_boundary(lines[k]); k++)
+                if (std::optional<Instr> in = instr(lines[k]); in && in->op == "st.shared.v4.b32") {
+                    st = k;
+                    break;
+                }
+            if (st == 0) continue;
+            const Instr store = *instr(lines[st]);
+            const std::vector<std::string> vals = brace_list(store.args.size() == 2 ? store.args[1] : "");
+            if (vals.size() != 4) continue;
+            std::string pred;
+            std::vector<size_t> selps;
+            for (int e = 0; e < 4 && ok; e++) {
+                if (vals[e] == regs[e]) continue;  // stored as loaded
+                auto it = def_line.find(vals[e]);  // selp.b32 v, loaded, zero, p
+                if (it == def_line.end() || it->second <= ld || it->second >= st || !once(vals[e])) { ok = false; break; }
+                const Instr s = *instr(lines[it->second]);
+                if (s.op != "selp.b32" || s.args.size() != 4 || s.args[1] != regs[e]) { ok = false; break; }
+                bool zero = immediate(s.args[2]) == 0LL;
+                if (!zero)
+                    if (auto z = def_line.find(s.args[2]); z != def_line.end()) {
+                        const Instr m = *instr(lines[z->second]);
+                        zero = m.op == "mov.b32" && m.args.size() == 2 && immediate(m.args[1]) == 0LL;
+                    }
+                if (!zero || (!pred.empty() && pred != s.args[3])) { ok = false; break; }
+                pred = s.args[3];
+                selps.push_back(it->second);
+            }
+            if (!ok || (!selps.empty() && selps.size() != 4)) continue;
+            const std::string src = instr(lines[ld])->args[1], dst = store.args[0];
+            if (pred.empty()) {
+                lines[st] = "\tcp.async.cg.shared.global \t" + dst + ", " + src + ", 16;";
+            } else {  // zero-filled where the predicate is false (a source size of 0 reads nothing)
+                const std::string n = "%cpa" + std::to_string((*serial)++);
+                lines[st] = "\t{ .reg .b32 " + n + "; selp.b32 " + n + ", 16, 0, " + pred +
+                            "; cp.async.cg.shared.global \t" + dst + ", " + src + ", 16, " + n + "; }";
+            }
+            drop[ld] = true;
+            for (size_t k : selps) drop[k] = true;
+            any = true;
+        }
+        if (any)  // every barrier (and the exit) waits for the copies issued before it
+            for (size_t k = 0; k < lines.size(); k++) {
+                const std::string stmt = statement(lines[k]);
+                if (stmt.find("bar.sync") != std::string::npos || stmt.find("barrier.sync") != std::string::npos ||
+                    stmt == "ret")
+                    lines[k] = "\tcp.async.wait_all;\n" + lines[k];
+            }
+    }
+    std::vector<std::string> out;
+    for (size_t k = 0; k < lines.size(); k++)
+        if (!drop[k]) out.push_back(lines[k]);
+    lines = std::move(out);
+    return true;
+}
+
 }  // namespace
+
+std::optional<FragmentCopies> fragment_copies(const char *name) {
+    if (!name || !*name) return kFragmentCopies;
+    const std::string n = name;
+    if (n == "split") return FragmentCopies::Split;
+    if (n == "joined") return FragmentCopies::Joined;
+    if (n == "async") return FragmentCopies::Async;
+    return std::nullopt;
+}
+
+std::string rewrite_fragment_copies(const std::string &ptx, int aligned_load_bytes, FragmentCopies copies) {
+    if (copies == FragmentCopies::Split || aligned_load_bytes < 16) return ptx;
+    std::string s;
+    int serial = 0;
+    size_t pos = 0;
+    for (size_t e; (e = ptx.find(".entry ", pos)) != std::string::npos;) {
+        const size_t body = ptx.find("\n{\n", e), end = body == std::string::npos ? body : ptx.find("\n}\n", body);
+        if (end == std::string::npos) break;
+        s += ptx.substr(pos, body + 3 - pos);
+        std::vector<std::string> lines;
+        for (size_t a = body + 3; a < end + 1;) {
+            const size_t eol = ptx.find('\n', a);
+            lines.push_back(ptx.substr(a, eol - a));
+            a = eol + 1;
+        }
+        join_entry(lines, copies == FragmentCopies::Async, &serial);
+        for (const std::string &l : lines) s += l + "\n";
+        pos = end + 1;
+    }
+    return s + ptx.substr(pos);
+}
 
 std::string inline_cuda_fragments(const std::string &ptx, std::string *error, int max_registers) {
     static const char *const kTypes[] = {"bf16", "f16"};
@@ -448,11 +654,18 @@ extern "C" int convbwd_cuda_fragments_initialize_kernels(void *user_context, voi
                 const char *v = std::getenv("CONVBWD_FRAGMENT_MAXNREG");
                 return v && *v ? std::atoi(v) : convbwd::kFragmentMaxRegisters;
             }();
+            // CONVBWD_FRAGMENT_COPIES=split|joined|async: how 16-byte copies to shared memory load.
+            static const char *const copies_env = std::getenv("CONVBWD_FRAGMENT_COPIES");
+            auto *call = static_cast<convbwd::CallContext *>(user_context);
             std::string error;
-            std::string out = convbwd::inline_cuda_fragments(ptx, &error, max_registers);
+            std::optional<convbwd::FragmentCopies> copies = convbwd::fragment_copies(copies_env);
+            std::string out;
+            if (!copies)
+                error = std::string("CONVBWD_FRAGMENT_COPIES = '") + copies_env + "': not split, joined or async";
+            else if (!(out = convbwd::inline_cuda_fragments(ptx, &error, max_registers)).empty())
+                out = convbwd::rewrite_fragment_copies(out, call ? call->aligned_load_bytes : 0, *copies);
             if (out.empty()) {
-                if (auto *call = static_cast<convbwd::CallContext *>(user_context))
-                    call->error += "matrix fragments (cuda): " + error;
+                if (call) call->error += "matrix fragments (cuda): " + error;
                 return -1;
             }
             it = sources->emplace(src, std::move(out)).first;

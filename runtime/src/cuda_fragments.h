@@ -1,6 +1,7 @@
 // The PTX rewrite of matrix-fragment calls (runtime/src/cuda_fragments.cpp), for the tests.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace convbwd {
@@ -14,5 +15,19 @@ constexpr int kFragmentMaxRegisters = 255;
 // entry (0: none); "" and *error set where a call is not in the form expected.
 std::string inline_cuda_fragments(const std::string &ptx, std::string *error,
                                   int max_registers = kFragmentMaxRegisters);
+
+// How a fragment kernel's copies of 16-byte groups of global memory into shared memory are loaded
+// (CONVBWD_FRAGMENT_COPIES): as Halide's PTX has them (two 8-byte halves: split), as one 16-byte load
+// (joined), or as cp.async from global to shared memory (async), waited for at the barriers.
+enum class FragmentCopies { Split, Joined, Async };
+constexpr FragmentCopies kFragmentCopies = FragmentCopies::Split;  // the default
+// The value of CONVBWD_FRAGMENT_COPIES (null or empty: the default); nothing where it is none of them.
+std::optional<FragmentCopies> fragment_copies(const char *name);
+
+// ptx with, in each entry whose 8-byte global loads all pair up as the halves of 16-byte groups,
+// those joined (and, for Async, their copies to shared memory made cp.async). Only where
+// aligned_load_bytes >= 16: the kernel's trait that those groups start 16-byte aligned
+// (input_channel_vector() x the element's bytes; the dispatcher checks the tensors first).
+std::string rewrite_fragment_copies(const std::string &ptx, int aligned_load_bytes, FragmentCopies copies);
 
 }  // namespace convbwd

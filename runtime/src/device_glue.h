@@ -14,6 +14,9 @@ namespace convbwd {
 struct CallContext {
     void *stream = nullptr;  // cudaStream_t / cl_command_queue / hipStream_t (NULL = default)
     std::string error;
+    // The selected kernel's trait for the CUDA fragment rewrite (rewrite_fragment_copies): the bytes
+    // of its 16-bit vector loads that the generator vouches aligned (input_channel_vector x 2).
+    int aligned_load_bytes = 0;
 };
 
 // Wraps caller memory `ptr` (device pointer or cl_mem) in buf for device d; undo with detach.

@@ -1,8 +1,10 @@
 // The load-time rewrite of runtime/src/cuda_fragments.cpp as a command: a Halide PTX file whose
 // fragment calls (convbwd_mma16x8x16_*) become mma.sync, as the runtime hands it to the driver, so that
 // ptxas can compile it apart (tools/ptx_info/ptx_info.sh).
-//   convbwd_ptx_fragments IN.ptx OUT.ptx [MAXNREG]   (MAXNREG: the entries' .maxnreg, as the runtime's
-//   CONVBWD_FRAGMENT_MAXNREG; default the runtime's, kFragmentMaxRegisters; 0: none)
+//   convbwd_ptx_fragments IN.ptx OUT.ptx [MAXNREG [ALIGNED_LOAD_BYTES]]   (MAXNREG: the entries'
+//   .maxnreg, as the runtime's CONVBWD_FRAGMENT_MAXNREG; default the runtime's, kFragmentMaxRegisters;
+//   0: none; -: the default. ALIGNED_LOAD_BYTES: the kernel's trait the runtime passes to rewrite_fragment_copies,
+//   input_channel_vector() x 2; default 0. CONVBWD_FRAGMENT_COPIES as the runtime reads it.)
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -12,8 +14,8 @@
 #include "runtime/src/cuda_fragments.h"
 
 int main(int argc, char **argv) {
-    if (argc < 3 || argc > 4) {
-        std::fprintf(stderr, "usage: %s IN.ptx OUT.ptx [MAXNREG]\n", argv[0]);
+    if (argc < 3 || argc > 5) {
+        std::fprintf(stderr, "usage: %s IN.ptx OUT.ptx [MAXNREG [ALIGNED_LOAD_BYTES]]\n", argv[0]);
         return 2;
     }
     std::ifstream in(argv[1]);
@@ -23,9 +25,16 @@ int main(int argc, char **argv) {
     }
     std::stringstream text;
     text << in.rdbuf();
+    const std::optional<convbwd::FragmentCopies> copies =
+        convbwd::fragment_copies(std::getenv("CONVBWD_FRAGMENT_COPIES"));
+    if (!copies) {
+        std::fprintf(stderr, "CONVBWD_FRAGMENT_COPIES: not split, joined or async\n");
+        return 2;
+    }
     std::string error;
-    const std::string out = convbwd::inline_cuda_fragments(text.str(), &error,
-                                                           argc == 4 ? std::atoi(argv[3]) : convbwd::kFragmentMaxRegisters);
+    std::string out = convbwd::inline_cuda_fragments(text.str(), &error,
+                                                     argc >= 4 && std::string(argv[3]) != "-" ? std::atoi(argv[3]) : convbwd::kFragmentMaxRegisters);
+    if (!out.empty()) out = convbwd::rewrite_fragment_copies(out, argc == 5 ? std::atoi(argv[4]) : 0, *copies);
     if (out.empty()) {
         std::fprintf(stderr, "%s: %s\n", argv[1], error.c_str());
         return 1;
