@@ -20,7 +20,7 @@ std::string inline_cuda_fragments(const std::string &ptx, std::string *error,
 // (CONVBWD_FRAGMENT_COPIES): as Halide's PTX has them (two 8-byte halves: split), as one 16-byte load
 // (joined), or as cp.async from global to shared memory (async), waited for at the barriers.
 enum class FragmentCopies { Split, Joined, Async };
-constexpr FragmentCopies kFragmentCopies = FragmentCopies::Split;  // the default
+constexpr FragmentCopies kFragmentCopies = FragmentCopies::Joined;  // the default (docs/PERFORMANCE.md, 2026-12-01 08:13)
 // The value of CONVBWD_FRAGMENT_COPIES (null or empty: the default); nothing where it is none of them.
 std::optional<FragmentCopies> fragment_copies(const char *name);
 
