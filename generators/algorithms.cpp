@@ -362,33 +362,63 @@ void define_bwd_data_mma_staged(BwdDataMmaGraph &g, Func dy, Func prev, Func out
     g.x_blocks = (a.W + g.block_pixels - 1) / g.block_pixels;
     // Slot q of pixel block blk: dx's pixel (x, y) = ((blk % x_blocks) * block_pixels + q, blk / x_blocks).
     Expr sx = (blk % g.x_blocks) * g.block_pixels + q, sy = blk / g.x_blocks;
-    Expr dq = sx + pl - ts * dwl, dp = sy + pt - tr * dh, k0 = fs.K * kx + G * (kk / G);
-    g.as = Func("as");
-    g.as(kk, q, kx, ts, tr, blk, n) =
-        select(dq >= 0 && dq < a.Q && dp >= 0 && dp < a.P && k0 < a.K,
-               dy(clamp(dq, 0, a.Q - 1), clamp(dp, 0, a.P - 1), max(min(k0, a.K - G), 0) + kk % G, n), cast(st, 0));
+    Expr chunks = ((a.K + fs.K - 1) / fs.K + stage - 1) / stage;
+    // The staged chunks' k-block index: kx of tap (ts, tr), or (ahead) kf over every tap's k-blocks in
+    // turn (tap kf / (chunks * stage), its k-block kf % that), so that the chunk loop, and the copies
+    // one chunk ahead, run on from one tap into the next.
+    Var kf("kf");
+    Expr per_tap = chunks * stage, tf = kf / per_tap;
+    Expr kxs_of = g.ahead ? Expr(kf % per_tap) : Expr(kx), ts_of = g.ahead ? Expr(tf % S) : Expr(ts),
+         tr_of = g.ahead ? min(tf / S, R - 1) : Expr(tr);  // (past the last tap: read ahead, never used)
+    Expr dq = sx + pl - ts_of * dwl, dp = sy + pt - tr_of * dh, k0 = fs.K * kxs_of + G * (kk / G);
+    Expr as_value = select(dq >= 0 && dq < a.Q && dp >= 0 && dp < a.P && k0 < a.K,
+                           dy(clamp(dq, 0, a.Q - 1), clamp(dp, 0, a.P - 1), max(min(k0, a.K - G), 0) + kk % G, n), cast(st, 0));
     g.wt = Func("wt");
     g.wt(k, c, ts, tr) = g.b_op(c, k, ts, tr);
+    g.as = Func("as");
     g.bs = Func("bs");
-    g.bs(kk, cc, kx, ts, tr) = g.wt(fs.K * kx + kk, cc, ts, tr);
+    if (g.ahead) {
+        g.as(kk, q, kf, blk, n) = as_value;
+        g.bs(kk, cc, kf) = g.wt(fs.K * kxs_of + kk, cc, ts_of, tr_of);
+    } else {
+        g.as(kk, q, kx, ts, tr, blk, n) = as_value;
+        g.bs(kk, cc, kx, ts, tr) = g.wt(fs.K * kx + kk, cc, ts, tr);
+    }
     // A lane's group: vec consecutive channels of its row (A: a slot) / column (B: a channel).
     Expr kl = vec * frag::group_of(fs, l);
+    Expr arow = fs.M * mt + frag::a_row(fs, l, 0) + 8 * h, bcol = fs.N * ct + frag::b_col(fs, l, 0);
     g.a_lane = Func("a_lane");
-    g.a_lane(e, h, mt, kx, ts, tr, l, blk, n) = g.as(kl + e, fs.M * mt + frag::a_row(fs, l, 0) + 8 * h, kx, ts, tr, blk, n);
     g.b_lane = Func("b_lane");
-    g.b_lane(e, ct, kx, ts, tr, l) = g.bs(kl + e, fs.N * ct + frag::b_col(fs, l, 0), kx, ts, tr);
     // The reduction: (k-block in the chunk, warp along the pixels, along the channels, chunk, tap s,
-    // tap r); the warp's fragments placed in the block (the warp as two variables: bounds inference
-    // sees one warp's fragments through monotonic expressions only).
-    Expr chunks = ((a.K + fs.K - 1) / fs.K + stage - 1) / stage;
-    g.kb = RDom({{0, stage}, {0, warps_m}, {0, warps_n}, {0, chunks}, {0, S}, {0, R}}, "kb");
-    Expr kxb = g.kb.w * stage + g.kb.x, tap_s = g.kb[4], tap_r = g.kb[5];
+    // tap r; ahead: chunks of every tap in turn); the warp's fragments placed in the block (the warp as
+    // two variables: bounds inference sees one warp's fragments through monotonic expressions only).
+    Expr kxb, tap_s, tap_r;
+    if (g.ahead) {
+        // The lanes' k-block index reaches one chunk further for bounds inference only, through
+        // select(v * (1 - v) == 1, stage, 0), whose condition no integer v meets (v * (1 - v) <= 0) but
+        // whose interval over the unrolled h and ct holds 1: each chunk's region of as and bs then
+        // overlaps the next's, sliding window (the Funcs stored outside the chunk loop) copies only the
+        // chunk after the one the iteration runs and starts the loop one chunk early, and storage
+        // folding keeps two chunks. Once h and ct are unrolled constants the select folds away.
+        auto never = [](Expr v) { return v * (1 - v) == 1; };
+        g.a_lane(e, h, mt, kf, l, blk, n) = g.as(kl + e, arow, kf + select(never(h), stage, 0), blk, n);
+        g.b_lane(e, ct, kf, l) = g.bs(kl + e, bcol, kf + select(never(ct % tile_n), stage, 0));
+        g.kb = RDom({{0, stage}, {0, warps_m}, {0, warps_n}, {0, chunks * S * R}}, "kb");
+        kxb = g.kb.w * stage + g.kb.x;
+    } else {
+        g.a_lane(e, h, mt, kx, ts, tr, l, blk, n) = g.as(kl + e, arow, kx, ts, tr, blk, n);
+        g.b_lane(e, ct, kx, ts, tr, l) = g.bs(kl + e, bcol, kx, ts, tr);
+        g.kb = RDom({{0, stage}, {0, warps_m}, {0, warps_n}, {0, chunks}, {0, S}, {0, R}}, "kb");
+        kxb = g.kb.w * stage + g.kb.x, tap_s = g.kb[4], tap_r = g.kb[5];
+    }
     Expr mt_blk = g.kb.y * tile_m + mt, ct_blk = cb * (tile_n * warps_n) + g.kb.z * tile_n + ct;
     std::vector<Expr> av, bv;
     for (int j = 0; j < fs.a_per_lane; j++)
-        av.push_back(g.a_lane(frag::a_group_elem(fs, j), frag::a_half(fs, j), mt_blk, kxb, tap_s, tap_r, l, y, n));
+        av.push_back(g.ahead ? g.a_lane(frag::a_group_elem(fs, j), frag::a_half(fs, j), mt_blk, kxb, l, y, n)
+                             : g.a_lane(frag::a_group_elem(fs, j), frag::a_half(fs, j), mt_blk, kxb, tap_s, tap_r, l, y, n));
     for (int j = 0; j < fs.b_per_lane; j++)
-        bv.push_back(g.b_lane(frag::b_group_elem(fs, j), ct_blk, kxb, tap_s, tap_r, l));
+        bv.push_back(g.ahead ? g.b_lane(frag::b_group_elem(fs, j), ct_blk, kxb, l)
+                             : g.b_lane(frag::b_group_elem(fs, j), ct_blk, kxb, tap_s, tap_r, l));
     // One accumulator per warp, acc's y the pixel block: every warp zeroes and updates "the same" acc,
     // which a schedule keeps in each thread's registers (MemoryType::Register at the block, striped
     // over the lanes) with the warps loops over threads, so each warp's copy is its own.
@@ -410,10 +440,11 @@ void define_bwd_data_mma_staged(BwdDataMmaGraph &g, Func dy, Func prev, Func out
 
 BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t, StrideClass sc,
                                     FilterClass fc, int frag_kind, int vec, bool dy_copy, int stage, int tile_m,
-                                    int tile_n, int warps_m, int warps_n, int block_pixels) {
+                                    int tile_n, int warps_m, int warps_n, int block_pixels, bool ahead) {
     BwdDataMmaGraph g;
     g.vec = vec;
     g.stage = stage;
+    g.ahead = ahead && stage > 0;
     g.beta = a.beta;
     const frag::Shape fs = frag::shape(frag_kind);
     ClassConsts k1 = class_consts(sc, fc);

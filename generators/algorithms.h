@@ -184,6 +184,7 @@ struct BwdDataMmaGraph {
     Halide::Func as, bs;
     Halide::RDom zero;
     int stage = 0, block_pixels = 0;
+    bool ahead = false;  // stage > 0: chunk w + 1 copied before chunk w runs (the staged Funcs slide)
     Halide::Expr x_blocks;
     Halide::Var i{"i"}, l{"l"}, mt{"mt"}, ct{"ct"}, ph{"ph"}, x{"x"}, y{"y"}, c{"c"}, n{"n"}, cb{"cb"};
     Halide::RDom kb;
@@ -193,7 +194,8 @@ struct BwdDataMmaGraph {
 BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Func prev, Halide::Func out,
                                     const ConvArgs &a, DType t, StrideClass sc, FilterClass fc, int frag_kind,
                                     int vec = 1, bool dy_copy = false, int stage = 0, int tile_m = 1,
-                                    int tile_n = 1, int warps_m = 1, int warps_n = 1, int block_pixels = 0);
+                                    int tile_n = 1, int warps_m = 1, int warps_n = 1, int block_pixels = 0,
+                                    bool ahead = false);
 
 // Backward-data at stride 1 as an implicit GEMM staged per block (conv_bwd_data_staged_gpu):
 // dx[pixel, c] = sum over taps (s, r) and k of dy[pixel shifted by the tap, k] w[s, r, c, k], with

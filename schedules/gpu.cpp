@@ -1003,9 +1003,12 @@ void schedule_bwd_data_mma_staged(BwdDataMmaGraph &g, const BwdDataMmaGpuParams 
         .unroll(g.i)
         .unroll(g.mt)
         .unroll(g.ct);
+    std::vector<VarOrRVar> update_order = {g.mt, g.ct, g.kb.x, g.l, g.kb.y, g.kb.z, g.kb.w};
+    if (!g.ahead) update_order.insert(update_order.end(), {g.kb[4], g.kb[5]});  // (ahead: taps in kb.w)
+    update_order.insert(update_order.end(), {g.cb, g.y, g.n});
     g.acc.update(1)
         .allow_race_conditions()
-        .reorder(g.mt, g.ct, g.kb.x, g.l, g.kb.y, g.kb.z, g.kb.w, g.kb[4], g.kb[5], g.cb, g.y, g.n)
+        .reorder(update_order)
         .gpu_lanes(g.l)
         .gpu_threads(g.kb.y, g.kb.z)
         .unroll(g.mt)
@@ -1038,6 +1041,9 @@ void schedule_bwd_data_mma_staged(BwdDataMmaGraph &g, const BwdDataMmaGpuParams 
             .split(jy, jz, jy, wm)
             .gpu_threads(jx, jy, jz)
             .unroll(jo);
+        // Copies ahead (BwdDataMmaGraph::ahead): stored outside the chunk loop, so sliding window
+        // carries the chunk copied in one iteration to the next (storage folded to two chunks).
+        if (g.ahead) f.store_at(LoopLevel(g.acc, g.cb));
     }
     const std::vector<Var> wv = g.wt.args();
     Var ko("ko"), ki("ki"), rs("rs");

@@ -322,6 +322,11 @@ inline int staged_dy_row_words(const BwdDataStagedGpuParams &p) { return data_bl
       "accumulators in its registers over the whole reduction, put in shared memory once at the end)",      \
       1, 2, 4)                                                                                               \
     X(warps_n, 1, Compile, "wn", "stage > 0: warps per block along the channels (as warps_m)", 1, 2, 4)      \
+    X(ahead, 0, Compile, "a",                                                                                \
+      "1 = stage > 0 with chunk w + 1 copied before chunk w runs (two chunks in shared memory; the chunk "   \
+      "loop starts one chunk early): the copies are cp.async (runtime/src/cuda_fragments.cpp), waited for " \
+      "one chunk later, so a chunk's loads fly while the chunk before it runs",                             \
+      0, 1)                                                                                                  \
     X(flat, 1, Launch, "", "1 = a pointwise problem with dense planes presented as one row of H*W pixels (else a row is W pixels)", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
 // A backward-data fragment block's tile: fragments along the pixels (M) and channels (N), every warp's.
@@ -489,6 +494,10 @@ inline int weight_mma_input_vector(const BwdWeightMmaGpuParams &p, Layout l) {
 // BwdDataMmaGraph::dyt, zero past K), and the vector it loads dy's channels with in place: NHWC vec
 // (K, dy's base and its N, H, W strides multiples of it); a copying kernel asks nothing of the tensor.
 inline bool data_mma_copies_dy(const BwdDataMmaGpuParams &p, Layout l) { return l == Layout::NCHW && p.vec > 1; }
+// Whether a backward-data fragment kernel copies each staged chunk one chunk ahead of its use (ahead:
+// its chunk loop's copies may stay in flight across the barriers of the chunk they were issued in;
+// the runtime's PTX rewrite then waits for them one chunk later).
+inline bool data_mma_copies_ahead(const BwdDataMmaGpuParams &p) { return p.stage > 0 && p.ahead; }
 // The staged chunks (stage > 0, NHWC) load groups of kStagedChannelGroup channels.
 inline int data_mma_input_vector(const BwdDataMmaGpuParams &p, Layout l) {
     return data_mma_copies_dy(p, l) ? 1 : p.stage > 0 ? kStagedChannelGroup : p.vec;
@@ -1082,10 +1091,14 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
                 const auto w = to_params<BwdWeightMmaGpuParams>(vals);
                 bm = fs.M * weight_block_frags_m(w), bn = fs.N * weight_block_frags_n(w);
             }
-            const int bytes = bm * bn * 4 + vals.get("stage") * fs.K * (bm + bn) * 2;
+            // (ahead = 1: two chunks.)
+            const int chunks = data && vals.get("ahead") ? 2 : 1;
+            const int bytes = bm * bn * 4 + chunks * vals.get("stage") * fs.K * (bm + bn) * 2;
             if (!(e = need(bytes <= 48 * 1024, "stage > 0: block accumulators + chunk <= 48 KiB of shared memory (" +
                                                    std::to_string(bytes) + " bytes)")).empty()) return e;
         }
+        if (f.dir == Direction::BwdData && vals.get("ahead"))
+            if (!(e = need(vals.get("stage") > 0, "ahead = 1 needs stage > 0 (it copies staged chunks ahead)")).empty()) return e;
         if (vals.get("warps_m") * vals.get("warps_n") > 1)
             if (!(e = need(vals.get("stage") > 0, "warps_m, warps_n > 1 need stage > 0 (the warps share the staged chunk)")).empty()) return e;
     } else if (f.knobs == &BwdDataStagedGpuParams::knobs) {

@@ -11,7 +11,9 @@
 #   SUITES (vgg16 unet resnet50 inception_v3)   DTYPE (bf16)   DKERNELS, WKERNELS: backward-data and
 #   backward-weight kernels (default: the one-warp defaults first, then the staged candidates)
 #   FDIRS (2 4: the -F values run)   CHECK (1: the conformance and memcheck first)   AB (1: the
-#   library A/B)   AB_SHAPES (shapes/resnet50.txt shapes/mobilenet_v2.txt)
+#   library A/B)   AB_SHAPES (shapes/resnet50.txt shapes/mobilenet_v2.txt)   SANITIZE_CASES (the
+#   memcheck's test cases: three staged kernels)   RACECHECK (test cases also run under racecheck and
+#   synccheck; none by default)   CONFORMANCE_CASES (default: every fragment kernel and the tail cases)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=${OUT:-/tmp/convbwd-gpu}
@@ -24,8 +26,12 @@ dk=${DKERNELS:-"${d}_k3_cuda_mmaf1m2n8v4 ${d}_k3_cuda_mmaf1m1n8v4 ${d}_k3_cuda_m
 wk=${WKERNELS:-"${w}m2n8v4 ${w}m2n4v4s4wm2wn2 ${w}m2n8v4s2wm2wn2 ${w}m4n4v4s2wm2wn2 ${w}m4n8v4s2wn2"}
 OUT=$root source scripts/gpu_env.sh
 [ "${CHECK:-1}" = 1 ] && {
-conformance '*bwd?_*16_*_cuda_mma*,*matrix fragments*' 500
-echo "memcheck: $(memcheck "*${w}m2n4v4s4wm2wn2*,*bwdw_bf16_nchw_any_k1_cuda_mmaf1m2n4v4s4wm2wn2*,*${d}_k3_cuda_mmaf1m2n4v4s2wm2wn2*" 300)"
+conformance "${CONFORMANCE_CASES:-*bwd?_*16_*_cuda_mma*,*matrix fragments*}" 500
+echo "memcheck: $(memcheck "${SANITIZE_CASES:-*${w}m2n4v4s4wm2wn2*,*bwdw_bf16_nchw_any_k1_cuda_mmaf1m2n4v4s4wm2wn2*,*${d}_k3_cuda_mmaf1m2n4v4s2wm2wn2*}" 300)"
+if [ -n "${RACECHECK:-}" ]; then
+  echo "racecheck: $(sanitize racecheck "$RACECHECK" 300)"
+  echo "synccheck: $(sanitize synccheck "$RACECHECK" 300)"
+fi
 } 2>&1 | tee "$root/conformance.txt"
 for s in ${SUITES:-vgg16 unet resnet50 inception_v3}; do
   for F in ${FDIRS:-2 4}; do
@@ -50,4 +56,4 @@ if [ -d .device/old ] && [ "${AB:-1}" = 1 ]; then
   grep -iE "geomean" "$root/ab.log" | tail -8
 fi
 (cd "$root" && tar czf /tmp/warps.tgz . 2>/dev/null && mv /tmp/warps.tgz "$root/warps.tgz")
-[ "${CHECK:-1}" = 1 ] && echo "== conformance" && grep -E "rc=|test cases|assertions|memcheck" "$root/conformance.txt"
+[ "${CHECK:-1}" = 1 ] && echo "== conformance" && grep -E "rc=|test cases|assertions|memcheck|racecheck|synccheck" "$root/conformance.txt"

@@ -216,6 +216,86 @@ TEST_CASE("cuda fragments: 16-byte copies joined, and made cp.async, only where 
     // The environment's names.
     CHECK(convbwd::fragment_copies(nullptr) == convbwd::kFragmentCopies);
     CHECK(convbwd::fragment_copies("async") == FragmentCopies::Async);
+    CHECK(convbwd::fragment_copies("auto") == FragmentCopies::Auto);
     CHECK(!convbwd::fragment_copies("fast"));
+}
+
+// A chunk loop as Halide's lookahead kernels have it (BwdDataMmaGraph::ahead): each iteration copies
+// two operands' chunk (a barrier after each), then, from the second iteration on, runs the chunk
+// before it (a barrier after); one barrier after the loop. `exit` jumps out of the loop from inside.
+std::string ahead_entry(const std::string &exit = "") {
+    auto copy = [](int r, const std::string &src, const std::string &dst) {
+        const std::string a = "%r" + std::to_string(r);
+        return "\tld.global.nc.v2.b32 \t{" + a + "0, " + a + "1}, [" + src + "];\n"
+               "\tld.global.nc.v2.b32 \t{" + a + "2, " + a + "3}, [" + src + "+8];\n"
+               "\tst.shared.v4.b32 \t[" + dst + "], {" + a + "0, " + a + "1, " + a + "2, " + a + "3};\n";
+    };
+    return "//\n.version 7.0\n.target sm_80\n.address_size 64\n\n.visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n"
+           "\t.reg .b32 \t%r<300>;\n\tmov.u32 \t%r1, 0;\n$L__BB0_1:\n" +
+           copy(10, "%rd5", "%rd4") + "\tbar.sync \t0;\n" + copy(20, "%rd7", "%rd4+4096") + "\tbar.sync \t0;\n" + exit +
+           "\tsetp.lt.s32 \t%p2, %r1, 1;\n\t@%p2 bra \t$L__BB0_3;\n"
+           "\tld.shared.v4.b16 \t{%rs1, %rs2, %rs3, %rs4}, [%rd4];\n\tbar.sync \t0;\n$L__BB0_3:\n"
+           "\tadd.s32 \t%r1, %r1, 1;\n\tsetp.lt.s32 \t%p3, %r1, %r2;\n\t@%p3 bra \t$L__BB0_1;\n"
+           "\tbar.sync \t0;\n$L__BB0_9:\n\tret;\n\n}\n";
+}
+
+TEST_CASE("cuda fragments: copies one chunk ahead are committed at the loop's barriers and waited for a chunk later") {
+    using convbwd::FragmentCopies;
+    const std::string ptx = ahead_entry();
+    // Auto: joined loads, and cp.async only in kernels that copy ahead.
+    const std::string plain = convbwd::rewrite_fragment_copies(ptx, 16, FragmentCopies::Auto, false);
+    CHECK(count(plain, "cp.async") == 0);
+    CHECK(count(plain, "ld.global.nc.v4.b32") == 2);
+    const std::string ahead = convbwd::rewrite_fragment_copies(ptx, 16, FragmentCopies::Auto, true);
+    CHECK(ahead == convbwd::rewrite_fragment_copies(ptx, 16, FragmentCopies::Async, true));
+    CHECK(count(ahead, "cp.async.cg.shared.global") == 2);
+    // In the loop: each barrier after copies commits them, and waits for all but this iteration's groups
+    // (the chunk the iteration runs was copied by the one before); the barrier after the run commits nothing.
+    CHECK(ahead.find("[%rd5], 16;\n\tcp.async.commit_group;\n\tcp.async.wait_group 1;\n\tbar.sync") != std::string::npos);
+    CHECK(ahead.find("[%rd7], 16;\n\tcp.async.commit_group;\n\tcp.async.wait_group 2;\n\tbar.sync") != std::string::npos);
+    CHECK(ahead.find("[%rd4];\n\tcp.async.wait_group 2;\n\tbar.sync") != std::string::npos);
+    CHECK(count(ahead, "commit_group") == 2);
+    // Leaving the loop, at the barrier after it and at the exit: every copy.
+    CHECK(ahead.find("@%p3 bra \t$L__BB0_1;\n\tcp.async.wait_all;\n\tcp.async.wait_all;\n\tbar.sync") != std::string::npos);
+    CHECK(ahead.find("cp.async.wait_all;\n\tret;") != std::string::npos);
+    CHECK(count(ahead, "cp.async.wait_all;") == 3);
+    // A branch out of the loop: its label waits for every copy too.
+    const std::string leaves = convbwd::rewrite_fragment_copies(ahead_entry("\t@%p4 bra \t$L__BB0_9;\n"), 16,
+                                                                FragmentCopies::Async, true);
+    CHECK(count(leaves, "wait_group") == 3);
+    CHECK(leaves.find("$L__BB0_9:\n\tcp.async.wait_all;\n\tcp.async.wait_all;\n\tret;") != std::string::npos);
+    // Without the trait, or where the copies are in no loop, or a branch's label is not in the entry:
+    // every barrier waits for every copy.
+    const std::string all = convbwd::rewrite_fragment_copies(ptx, 16, FragmentCopies::Async, false);
+    CHECK(count(all, "wait_group") == 0);
+    CHECK(count(all, "cp.async.wait_all;") == 5);
+    const std::string no_loop = convbwd::rewrite_fragment_copies(copies_entry(), 16, FragmentCopies::Async, true);
+    CHECK(no_loop == convbwd::rewrite_fragment_copies(copies_entry(), 16, FragmentCopies::Async, false));
+    const std::string unknown = convbwd::rewrite_fragment_copies(ahead_entry("\t@%p4 bra \t$L__BB7_1;\n"), 16,
+                                                                 FragmentCopies::Async, true);
+    CHECK(count(unknown, "wait_group") == 0);
+}
+
+TEST_CASE("cuda fragments: copies ahead in a loop whose latch LLVM put before its header") {
+    // As LLVM lays out Halide's chunk loop: entered by a jump to the header (the copies), the latch
+    // (the barrier that ends an iteration, the count and the exit test) placed before it.
+    const std::string copy = "\tld.global.nc.v2.b32 \t{%r10, %r11}, [%rd5];\n\tld.global.nc.v2.b32 \t{%r12, %r13}, [%rd5+8];\n"
+                             "\tst.shared.v4.b32 \t[%rd4], {%r10, %r11, %r12, %r13};\n";
+    const std::string copy2 = "\tld.global.nc.v2.b32 \t{%r20, %r21}, [%rd7];\n\tld.global.nc.v2.b32 \t{%r22, %r23}, [%rd7+8];\n"
+                              "\tst.shared.v4.b32 \t[%rd4+4096], {%r20, %r21, %r22, %r23};\n";
+    const std::string ptx =
+        "//\n.version 7.0\n.target sm_80\n.address_size 64\n\n.visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n"
+        "\tmov.u32 \t%r1, 0;\n\tbra.uni \t$L__BB0_2;\n"
+        "$L__BB0_1:\n\tbar.sync \t0;\n\tadd.s32 \t%r1, %r1, 1;\n\tsetp.eq.s32 \t%p1, %r1, %r2;\n\t@%p1 bra \t$L__BB0_5;\n"
+        "$L__BB0_2:\n" + copy + "\tbar.sync \t0;\n" + copy2 + "\tbar.sync \t0;\n\tsetp.eq.s32 \t%p2, %r1, 0;\n"
+        "\t@%p2 bra \t$L__BB0_1;\n\tld.shared.v4.b16 \t{%rs1, %rs2, %rs3, %rs4}, [%rd4];\n\tbra.uni \t$L__BB0_1;\n"
+        "$L__BB0_5:\n\tbar.sync \t0;\n\tret;\n\n}\n";
+    const std::string r = convbwd::rewrite_fragment_copies(ptx, 16, convbwd::FragmentCopies::Auto, true);
+    CHECK(r.find("[%rd5], 16;\n\tcp.async.commit_group;\n\tcp.async.wait_group 1;\n\tbar.sync") != std::string::npos);
+    CHECK(r.find("[%rd7], 16;\n\tcp.async.commit_group;\n\tcp.async.wait_group 2;\n\tbar.sync") != std::string::npos);
+    // The latch's barrier runs last in an iteration: this iteration's two groups may still fly.
+    CHECK(r.find("$L__BB0_1:\n\tcp.async.wait_group 2;\n\tbar.sync") != std::string::npos);
+    CHECK(r.find("$L__BB0_5:\n\tcp.async.wait_all;\n\tcp.async.wait_all;\n\tbar.sync") != std::string::npos);
+    CHECK(count(r, "cp.async.wait_all;") == 3);  // the exit's label, the barrier after the loop, ret
 }
 }  // TEST_SUITE("ptx")

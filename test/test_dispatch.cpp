@@ -1103,7 +1103,8 @@ TEST_CASE("GPU kernels refuse more rows x images than a grid dim holds, naming t
         const bool fused = data && sched.find("fuse_rows=1") != std::string::npos;
         const bool data_copy = data && (sched.find("stage=1") != std::string::npos || sched.find("stage=2") != std::string::npos);
         cases.push_back({2000, 60, data ? !flat && (!fused || data_copy) : staged_weight});
-        if (data && f == 3 && stride == 1 && sched.find("stage=1") != std::string::npos) {
+        if (data && f == 3 && stride == 1 && sched.find("stage=1") != std::string::npos &&
+            std::string(d.family) != "conv_bwd_data_mma_gpu") {  // (a fragment kernel's stage: k-blocks a chunk)
             // A staged copy of dy has h + 2 rows (the 3x3 filter's reach): 60 x 1092 fits, 60 x
             // 1093 = 65580 does not, though h x n = 63394 would.
             cases.push_back({1092, 58, false});
@@ -1125,6 +1126,12 @@ TEST_CASE("GPU kernels refuse more rows x images than a grid dim holds, naming t
                 const BwdWeightStagedGpuParams sp = kernel_params<BwdWeightStagedGpuParams>(d);
                 C = weight_block_channels(sp), K = weight_block_k(sp);
             }
+            // (Staged fragment chunks load channels in groups of 8: backward-weight c and k, backward-data k.)
+            if (family == "conv_bwd_weight_mma_gpu")
+                C = K = std::max(4, kernel_params<BwdWeightMmaGpuParams>(d).channel_vector());
+            if (family == "conv_bwd_data_mma_gpu")
+                K = std::max(4, data_mma_input_vector(kernel_params<BwdDataMmaGpuParams>(d),
+                                                      d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC));
             ConvProblem p{.N = c.n, .C = C, .H = c.h, .W = 4, .K = K, .R = f, .S = f, .G = G, .pad_top = f / 2,
                           .pad_bottom = f / 2, .pad_left = f / 2, .pad_right = f / 2, .stride_h = stride,
                           .stride_w = stride, .dtype = (DType)d.dtype, .layout = d.layout == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC};

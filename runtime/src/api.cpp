@@ -331,6 +331,7 @@ convbwd_status run(Direction dir, const convbwd_problem *problem, TensorArg args
     CallContext ctx;
     ctx.stream = ex.stream;
     ctx.aligned_load_bytes = input_channel_vector(*k) * (int)dtype_bytes(p.dtype);
+    ctx.copies_ahead = copies_ahead(*k);
     const bool on_device = q.device != Device::Host;
     // ws(s, r, cg, k, split), packed in kWorkspaceDimOrder (the generators' constraint)
     halide_dimension_t wd[5];

@@ -20,6 +20,7 @@
 #include <cctype>
 #include <cstring>
 #include <map>
+#include <set>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -435,8 +436,77 @@ bool is_boundary(const std::string &line) {  // a label, a branch or a barrier: 
                             st.find("ret") == 0 || st.find("exit") == 0;
 }
 
+bool is_barrier(const std::string &line) {
+    const std::string st = statement(line);
+    return st.find("bar.sync") != std::string::npos || st.find("barrier.sync") != std::string::npos;
+}
+
+// The label a branch line jumps to ("" if it is no branch).
+std::string branch_target(const std::string &line) {
+    const std::string st = statement(line);
+    const size_t b = st.find("bra");
+    if (b == std::string::npos || (b > 0 && !std::isspace((unsigned char)st[b - 1]))) return "";
+    const size_t sp = st.find_first_of(" \t", b);
+    return sp == std::string::npos ? "" : trim(st.substr(sp + 1));
+}
+
+// Waits for an entry whose cp.async copies run one iteration of their loop ahead (copies_ahead).
+// The loop: the smallest span from a label to a backward branch to it that holds every cp.async; its
+// header, where an iteration starts, is the label a branch from outside the span enters it at (LLVM
+// puts the latch before the header), else the span's first line. In the order an iteration runs (from
+// the header to the span's end, then the span's start up to the header), each barrier after copies
+// commits them as a group, and every barrier of the loop waits for all groups but the n committed so
+// far in the iteration (cp.async.wait_group n): the chunk the iteration runs was copied by the one
+// before. Barriers outside the loop, ret and each place the loop is left wait for every copy. False
+// (lines untouched) where no such loop holds the copies or a branch's label is not in the entry.
+bool wait_ahead(std::vector<std::string> &lines) {
+    std::map<std::string, size_t> label_at;
+    for (size_t k = 0; k < lines.size(); k++)
+        if (const std::string st = statement(lines[k]); !st.empty() && st.back() == ':') label_at[st.substr(0, st.size() - 1)] = k;
+    auto is_copy = [&](size_t k) { return lines[k].find("cp.async.cg.shared.global") != std::string::npos; };
+    std::vector<size_t> copies;
+    for (size_t k = 0; k < lines.size(); k++)
+        if (is_copy(k)) copies.push_back(k);
+    if (copies.empty()) return false;
+    std::map<size_t, size_t> last_back;  // label line -> the last backward branch to it
+    for (size_t k = 0; k < lines.size(); k++)
+        if (auto it = label_at.find(branch_target(lines[k])); it != label_at.end() && it->second < k) last_back[it->second] = k;
+    size_t head = 0, latch = 0;  // the span [head, latch]: the smallest holding every copy
+    for (auto [h, l] : last_back)
+        if (h < copies.front() && copies.back() < l && (latch == 0 || l - h < latch - head)) head = h, latch = l;
+    if (latch == 0) return false;
+    std::set<size_t> entries, exits;
+    for (size_t k = 0; k < lines.size(); k++) {
+        const std::string t = branch_target(lines[k]);
+        if (t.empty()) continue;
+        auto it = label_at.find(t);
+        if (it == label_at.end()) return false;
+        const bool from_inside = k > head && k <= latch, to_inside = it->second > head && it->second <= latch;
+        if (!from_inside && to_inside) entries.insert(it->second);
+        if (from_inside && !to_inside && it->second != head) exits.insert(it->second);
+    }
+    if (entries.size() > 1) return false;
+    const size_t start = entries.empty() ? head : *entries.begin();
+    int groups = 0;
+    bool issued = false;
+    for (size_t i = 0, n = latch + 1 - head; i < n; i++) {
+        const size_t k = start + i <= latch ? start + i : head + (start + i - latch - 1);
+        if (is_copy(k)) issued = true;
+        if (!is_barrier(lines[k])) continue;
+        std::string wait;
+        if (issued) wait += "\tcp.async.commit_group;\n", groups++, issued = false;
+        lines[k] = wait + "\tcp.async.wait_group " + std::to_string(groups) + ";\n" + lines[k];
+    }
+    for (size_t k = 0; k < lines.size(); k++)
+        if ((k < head || k > latch) && (is_barrier(lines[k]) || statement(lines[k]) == "ret"))
+            lines[k] = "\tcp.async.wait_all;\n" + lines[k];
+    for (size_t k : exits) lines[k] += "\n\tcp.async.wait_all;";
+    if (statement(lines[latch])[0] == '@') lines[latch] += "\n\tcp.async.wait_all;";  // falling through
+    return true;
+}
+
 // One entry's lines, rewritten; false (lines untouched) where a half has no partner.
-bool join_entry(std::vector<std::string> &lines, bool async, int *serial) {
+bool join_entry(std::vector<std::string> &lines, bool async, bool ahead, int *serial) {
     const char *kHalf = "ld.global.nc.v2.b32";
     std::vector<size_t> halves;
     for (size_t i = 0; i < lines.size(); i++)
@@ -524,13 +594,9 @@ bool join_entry(std::vector<std::string> &lines, bool async, int *serial) {
             for (size_t k : selps) drop[k] = true;
             any = true;
         }
-        if (any)  // every barrier (and the exit) waits for the copies issued before it
-            for (size_t k = 0; k < lines.size(); k++) {
-                const std::string stmt = statement(lines[k]);
-                if (stmt.find("bar.sync") != std::string::npos || stmt.find("barrier.sync") != std::string::npos ||
-                    stmt == "ret")
-                    lines[k] = "\tcp.async.wait_all;\n" + lines[k];
-            }
+        if (any && !(ahead && wait_ahead(lines)))  // every barrier (and the exit) waits for the copies before it
+            for (size_t k = 0; k < lines.size(); k++)
+                if (is_barrier(lines[k]) || statement(lines[k]) == "ret") lines[k] = "\tcp.async.wait_all;\n" + lines[k];
     }
     std::vector<std::string> out;
     for (size_t k = 0; k < lines.size(); k++)
@@ -547,11 +613,14 @@ std::optional<FragmentCopies> fragment_copies(const char *name) {
     if (n == "split") return FragmentCopies::Split;
     if (n == "joined") return FragmentCopies::Joined;
     if (n == "async") return FragmentCopies::Async;
+    if (n == "auto") return FragmentCopies::Auto;
     return std::nullopt;
 }
 
-std::string rewrite_fragment_copies(const std::string &ptx, int aligned_load_bytes, FragmentCopies copies) {
+std::string rewrite_fragment_copies(const std::string &ptx, int aligned_load_bytes, FragmentCopies copies,
+                                    bool copies_ahead) {
     if (copies == FragmentCopies::Split || aligned_load_bytes < 16) return ptx;
+    const bool async = copies == FragmentCopies::Async || (copies == FragmentCopies::Auto && copies_ahead);
     std::string s;
     int serial = 0;
     size_t pos = 0;
@@ -565,7 +634,7 @@ std::string rewrite_fragment_copies(const std::string &ptx, int aligned_load_byt
             lines.push_back(ptx.substr(a, eol - a));
             a = eol + 1;
         }
-        join_entry(lines, copies == FragmentCopies::Async, &serial);
+        join_entry(lines, async, copies_ahead, &serial);
         for (const std::string &l : lines) s += l + "\n";
         pos = end + 1;
     }
@@ -661,9 +730,10 @@ extern "C" int convbwd_cuda_fragments_initialize_kernels(void *user_context, voi
             std::optional<convbwd::FragmentCopies> copies = convbwd::fragment_copies(copies_env);
             std::string out;
             if (!copies)
-                error = std::string("CONVBWD_FRAGMENT_COPIES = '") + copies_env + "': not split, joined or async";
+                error = std::string("CONVBWD_FRAGMENT_COPIES = '") + copies_env + "': not split, joined, async or auto";
             else if (!(out = convbwd::inline_cuda_fragments(ptx, &error, max_registers)).empty())
-                out = convbwd::rewrite_fragment_copies(out, call ? call->aligned_load_bytes : 0, *copies);
+                out = convbwd::rewrite_fragment_copies(out, call ? call->aligned_load_bytes : 0, *copies,
+                                                       call && call->copies_ahead);
             if (out.empty()) {
                 if (call) call->error += "matrix fragments (cuda): " + error;
                 return -1;

@@ -18,9 +18,11 @@ std::string inline_cuda_fragments(const std::string &ptx, std::string *error,
 
 // How a fragment kernel's copies of 16-byte groups of global memory into shared memory are loaded
 // (CONVBWD_FRAGMENT_COPIES): as Halide's PTX has them (two 8-byte halves: split), as one 16-byte load
-// (joined), or as cp.async from global to shared memory (async), waited for at the barriers.
-enum class FragmentCopies { Split, Joined, Async };
-constexpr FragmentCopies kFragmentCopies = FragmentCopies::Joined;  // the default (docs/PERFORMANCE.md, 2026-12-01 08:13)
+// (joined), as cp.async from global to shared memory (async), waited for at the barriers, or (auto,
+// the default) joined, and cp.async in the kernels that copy their chunks ahead (their trait
+// copies_ahead), which only then overlap a chunk's loads with the chunk before it.
+enum class FragmentCopies { Split, Joined, Async, Auto };
+constexpr FragmentCopies kFragmentCopies = FragmentCopies::Auto;  // the default (docs/PERFORMANCE.md, 2026-12-02)
 // The value of CONVBWD_FRAGMENT_COPIES (null or empty: the default); nothing where it is none of them.
 std::optional<FragmentCopies> fragment_copies(const char *name);
 
@@ -28,6 +30,11 @@ std::optional<FragmentCopies> fragment_copies(const char *name);
 // those joined (and, for Async, their copies to shared memory made cp.async). Only where
 // aligned_load_bytes >= 16: the kernel's trait that those groups start 16-byte aligned
 // (input_channel_vector() x the element's bytes; the dispatcher checks the tensors first).
-std::string rewrite_fragment_copies(const std::string &ptx, int aligned_load_bytes, FragmentCopies copies);
+// copies_ahead: the kernel's trait that each iteration of its copying loop consumes only chunks
+// copied in earlier iterations (BwdDataMmaGraph::ahead); cp.async copies are then committed at the
+// loop's barriers and waited for one iteration later (cp.async.wait_group with this iteration's
+// groups left in flight), and all at the loop's exit. Else every barrier waits for every copy.
+std::string rewrite_fragment_copies(const std::string &ptx, int aligned_load_bytes, FragmentCopies copies,
+                                    bool copies_ahead = false);
 
 }  // namespace convbwd

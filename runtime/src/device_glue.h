@@ -17,6 +17,8 @@ struct CallContext {
     // The selected kernel's trait for the CUDA fragment rewrite (rewrite_fragment_copies): the bytes
     // of its 16-bit vector loads that the generator vouches aligned (input_channel_vector x 2).
     int aligned_load_bytes = 0;
+    // Its trait that its copying loop runs one chunk ahead (copies_ahead(): the rewrite's cp.async waits).
+    bool copies_ahead = false;
 };
 
 // Wraps caller memory `ptr` (device pointer or cl_mem) in buf for device d; undo with detach.

@@ -96,6 +96,9 @@ int column_vector(const KernelInfo &k);
 // data: dy, vec; backward-weight with NHWC staged chunks: x and dy, weight_mma_input_vector()): k, their bases
 // and their N, H and W strides must be multiples of it; 1 for every other kernel.
 int input_channel_vector(const KernelInfo &k);
+// Whether a matrix-fragment kernel copies its staged chunks one chunk ahead of their use
+// (data_mma_copies_ahead(): the CUDA rewrite then waits for its cp.async copies one chunk later).
+bool copies_ahead(const KernelInfo &k);
 // A staged GPU kernel's block (0, 0 for every other kernel): backward-data (conv_bwd_data_staged_gpu)
 // its channels (tile_c * threads_c) and chunk of k (block_k), backward-weight
 // (conv_bwd_weight_staged_gpu) its channels and k (tile_c * threads_c, tile_k * threads_k). The

@@ -276,6 +276,12 @@ int input_channel_vector(const KernelInfo &k) {
                                        : weight_mma_input_vector(to_params<BwdWeightMmaGpuParams>(kv), k.layout);
 }
 
+bool copies_ahead(const KernelInfo &k) {
+    const KnobValues &kv = kernel_knobs(k);
+    return calls_fragments(*kv.family) && k.dir == Direction::BwdData &&
+           data_mma_copies_ahead(to_params<BwdDataMmaGpuParams>(kv));
+}
+
 StagedBlock staged_block(const KernelInfo &k) {
     const KnobValues &kv = kernel_knobs(k);
     if (kv.family->knobs == &BwdDataStagedGpuParams::knobs) {

@@ -10,7 +10,8 @@
 # the runtime does at load (the build's convbwd_ptx_fragments), and their entries get the runtime's
 # `.maxnreg` (FRAGMENT_MAXNREG replaces it, as CONVBWD_FRAGMENT_MAXNREG does the runtime's), which
 # takes precedence over the cap. ALIGNED_LOAD_BYTES (the kernel's input_channel_vector() x 2, which the
-# runtime passes; default 0) with CONVBWD_FRAGMENT_COPIES: the runtime's rewrite of staged copies. Prints one line per entry point (`_kernel_<func>_...`) and leaves the PTX in $PTX_DIR
+# runtime passes; default 0) and COPIES_AHEAD (copies_ahead(), 0 or 1) with CONVBWD_FRAGMENT_COPIES: the
+# runtime's rewrite of staged copies. Prints one line per entry point (`_kernel_<func>_...`) and leaves the PTX in $PTX_DIR
 # (default /tmp/convbwd-ptx).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -51,7 +52,7 @@ open(sys.argv[2], "w").write(s[i + len(mark):j])
 PY
 if grep -q convbwd_mma "$out/$name.ptx"; then
   [ -x "$build/convbwd_ptx_fragments" ] || (cd "$build" && ninja convbwd_ptx_fragments >/dev/null)
-  "$build/convbwd_ptx_fragments" "$out/$name.ptx" "$out/$name.ptx" "${FRAGMENT_MAXNREG:--}" "${ALIGNED_LOAD_BYTES:-0}"
+  "$build/convbwd_ptx_fragments" "$out/$name.ptx" "$out/$name.ptx" "${FRAGMENT_MAXNREG:--}" "${ALIGNED_LOAD_BYTES:-0}" "${COPIES_AHEAD:-0}"
   echo "matrix fragments: mma.sync inlined, $(grep -m1 -oE '\.maxnreg [0-9]+' "$out/$name.ptx" || echo 'no .maxnreg')"
 fi
 echo "ptxas $(ptxas --version | grep -oE "V[0-9.]+" | head -1)"
