@@ -363,12 +363,12 @@ void define_bwd_data_mma_staged(BwdDataMmaGraph &g, Func dy, Func prev, Func out
     // Slot q of pixel block blk: dx's pixel (x, y) = ((blk % x_blocks) * block_pixels + q, blk / x_blocks).
     Expr sx = (blk % g.x_blocks) * g.block_pixels + q, sy = blk / g.x_blocks;
     Expr chunks = ((a.K + fs.K - 1) / fs.K + stage - 1) / stage;
-    // The staged chunks' k-block index: kx of tap (ts, tr), or (ahead) kf over every tap's k-blocks in
-    // turn (tap kf / (chunks * stage), its k-block kf % that), so that the chunk loop, and the copies
-    // one chunk ahead, run on from one tap into the next.
-    Var kf("kf");
-    Expr per_tap = chunks * stage, tf = kf / per_tap;
-    Expr kxs_of = g.ahead ? Expr(kf % per_tap) : Expr(kx), ts_of = g.ahead ? Expr(tf % S) : Expr(ts),
+    // The staged chunks' k-block: kx of tap (ts, tr), or (ahead) k-block kj of chunk fc over every
+    // tap's chunks in turn (tap fc / chunks), so that the chunk loop, and the copies one chunk ahead,
+    // run on from one tap into the next; the division is by chunk, the same for a whole copy.
+    Var kj("kj"), fc("fc");
+    Expr tf = fc / chunks;
+    Expr kxs_of = g.ahead ? (fc % chunks) * stage + kj : Expr(kx), ts_of = g.ahead ? Expr(tf % S) : Expr(ts),
          tr_of = g.ahead ? min(tf / S, R - 1) : Expr(tr);  // (past the last tap: read ahead, never used)
     Expr dq = sx + pl - ts_of * dwl, dp = sy + pt - tr_of * dh, k0 = fs.K * kxs_of + G * (kk / G);
     Expr as_value = select(dq >= 0 && dq < a.Q && dp >= 0 && dp < a.P && k0 < a.K,
@@ -378,8 +378,8 @@ void define_bwd_data_mma_staged(BwdDataMmaGraph &g, Func dy, Func prev, Func out
     g.as = Func("as");
     g.bs = Func("bs");
     if (g.ahead) {
-        g.as(kk, q, kf, blk, n) = as_value;
-        g.bs(kk, cc, kf) = g.wt(fs.K * kxs_of + kk, cc, ts_of, tr_of);
+        g.as(kk, q, kj, fc, blk, n) = as_value;
+        g.bs(kk, cc, kj, fc) = g.wt(fs.K * kxs_of + kk, cc, ts_of, tr_of);
     } else {
         g.as(kk, q, kx, ts, tr, blk, n) = as_value;
         g.bs(kk, cc, kx, ts, tr) = g.wt(fs.K * kx + kk, cc, ts, tr);
@@ -394,17 +394,16 @@ void define_bwd_data_mma_staged(BwdDataMmaGraph &g, Func dy, Func prev, Func out
     // two variables: bounds inference sees one warp's fragments through monotonic expressions only).
     Expr kxb, tap_s, tap_r;
     if (g.ahead) {
-        // The lanes' k-block index reaches one chunk further for bounds inference only, through
-        // select(v * (1 - v) == 1, stage, 0), whose condition no integer v meets (v * (1 - v) <= 0) but
+        // The lanes' chunk index reaches one chunk further for bounds inference only, through
+        // select(v * (1 - v) == 1, 1, 0), whose condition no integer v meets (v * (1 - v) <= 0) but
         // whose interval over the unrolled h and ct holds 1: each chunk's region of as and bs then
         // overlaps the next's, sliding window (the Funcs stored outside the chunk loop) copies only the
         // chunk after the one the iteration runs and starts the loop one chunk early, and storage
         // folding keeps two chunks. Once h and ct are unrolled constants the select folds away.
         auto never = [](Expr v) { return v * (1 - v) == 1; };
-        g.a_lane(e, h, mt, kf, l, blk, n) = g.as(kl + e, arow, kf + select(never(h), stage, 0), blk, n);
-        g.b_lane(e, ct, kf, l) = g.bs(kl + e, bcol, kf + select(never(ct % tile_n), stage, 0));
+        g.a_lane(e, h, mt, kj, fc, l, blk, n) = g.as(kl + e, arow, kj, fc + select(never(h), 1, 0), blk, n);
+        g.b_lane(e, ct, kj, fc, l) = g.bs(kl + e, bcol, kj, fc + select(never(ct % tile_n), 1, 0));
         g.kb = RDom({{0, stage}, {0, warps_m}, {0, warps_n}, {0, chunks * S * R}}, "kb");
-        kxb = g.kb.w * stage + g.kb.x;
     } else {
         g.a_lane(e, h, mt, kx, ts, tr, l, blk, n) = g.as(kl + e, arow, kx, ts, tr, blk, n);
         g.b_lane(e, ct, kx, ts, tr, l) = g.bs(kl + e, bcol, kx, ts, tr);
@@ -414,10 +413,10 @@ void define_bwd_data_mma_staged(BwdDataMmaGraph &g, Func dy, Func prev, Func out
     Expr mt_blk = g.kb.y * tile_m + mt, ct_blk = cb * (tile_n * warps_n) + g.kb.z * tile_n + ct;
     std::vector<Expr> av, bv;
     for (int j = 0; j < fs.a_per_lane; j++)
-        av.push_back(g.ahead ? g.a_lane(frag::a_group_elem(fs, j), frag::a_half(fs, j), mt_blk, kxb, l, y, n)
+        av.push_back(g.ahead ? g.a_lane(frag::a_group_elem(fs, j), frag::a_half(fs, j), mt_blk, g.kb.x, g.kb.w, l, y, n)
                              : g.a_lane(frag::a_group_elem(fs, j), frag::a_half(fs, j), mt_blk, kxb, tap_s, tap_r, l, y, n));
     for (int j = 0; j < fs.b_per_lane; j++)
-        bv.push_back(g.ahead ? g.b_lane(frag::b_group_elem(fs, j), ct_blk, kxb, l)
+        bv.push_back(g.ahead ? g.b_lane(frag::b_group_elem(fs, j), ct_blk, g.kb.x, g.kb.w, l)
                              : g.b_lane(frag::b_group_elem(fs, j), ct_blk, kxb, tap_s, tap_r, l));
     // One accumulator per warp, acc's y the pixel block: every warp zeroes and updates "the same" acc,
     // which a schedule keeps in each thread's registers (MemoryType::Register at the block, striped
