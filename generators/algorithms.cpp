@@ -400,6 +400,9 @@ void define_bwd_data_mma_staged(BwdDataMmaGraph &g, Func dy, Func prev, Func out
         // overlaps the next's, sliding window (the Funcs stored outside the chunk loop) copies only the
         // chunk after the one the iteration runs and starts the loop one chunk early, and storage
         // folding keeps two chunks. Once h and ct are unrolled constants the select folds away.
+        // (Checked with the pinned Halide 21.0.0, whose lowered loop copies chunk w + 1 at w. A Halide
+        // that proved the condition false would copy each chunk where it runs while the runtime, trusting
+        // copies_ahead(), waits a chunk late: the GPU conformance cases of the ahead kernels would fail.)
         auto never = [](Expr v) { return v * (1 - v) == 1; };
         g.a_lane(e, h, mt, kj, fc, l, blk, n) = g.as(kl + e, arow, kj, fc + select(never(h), 1, 0), blk, n);
         g.b_lane(e, ct, kj, fc, l) = g.bs(kl + e, bcol, kj, fc + select(never(ct % tile_n), 1, 0));
