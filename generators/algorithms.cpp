@@ -446,7 +446,7 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
     BwdDataMmaGraph g;
     g.vec = vec;
     g.stage = stage;
-    g.ahead = ahead && stage > 0;
+    g.ahead = ahead;  // (data_mma_copies_ahead(): stage > 0)
     g.beta = a.beta;
     const frag::Shape fs = frag::shape(frag_kind);
     ClassConsts k1 = class_consts(sc, fc);

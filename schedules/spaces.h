@@ -1083,16 +1083,15 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             // pixels (backward-weight) or channels (backward-data) a k-block, 2 bytes each), within
             // the 48 KiB a launch gets without opting in.
             const frag::Shape fs = frag::shape(p.frag);
-            int bm, bn;
+            int bm, bn, chunks = 1;  // (ahead: two chunks)
             if (data) {
                 const auto d = to_params<BwdDataMmaGpuParams>(vals);
                 bm = fs.M * data_block_frags_m(d), bn = fs.N * data_block_frags_n(d);
+                if (data_mma_copies_ahead(d)) chunks = 2;
             } else {
                 const auto w = to_params<BwdWeightMmaGpuParams>(vals);
                 bm = fs.M * weight_block_frags_m(w), bn = fs.N * weight_block_frags_n(w);
             }
-            // (ahead = 1: two chunks.)
-            const int chunks = data && vals.get("ahead") ? 2 : 1;
             const int bytes = bm * bn * 4 + chunks * vals.get("stage") * fs.K * (bm + bn) * 2;
             if (!(e = need(bytes <= 48 * 1024, "stage > 0: block accumulators + chunk <= 48 KiB of shared memory (" +
                                                    std::to_string(bytes) + " bytes)")).empty()) return e;

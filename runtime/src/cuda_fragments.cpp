@@ -730,7 +730,7 @@ extern "C" int convbwd_cuda_fragments_initialize_kernels(void *user_context, voi
             std::optional<convbwd::FragmentCopies> copies = convbwd::fragment_copies(copies_env);
             std::string out;
             if (!copies)
-                error = std::string("CONVBWD_FRAGMENT_COPIES = '") + copies_env + "': not split, joined, async or auto";
+                error = std::string("CONVBWD_FRAGMENT_COPIES = '") + copies_env + "': not " + convbwd::kFragmentCopiesNames;
             else if (!(out = convbwd::inline_cuda_fragments(ptx, &error, max_registers)).empty())
                 out = convbwd::rewrite_fragment_copies(out, call ? call->aligned_load_bytes : 0, *copies,
                                                        call && call->copies_ahead);

@@ -23,8 +23,10 @@ std::string inline_cuda_fragments(const std::string &ptx, std::string *error,
 // copies_ahead), which only then overlap a chunk's loads with the chunk before it.
 enum class FragmentCopies { Split, Joined, Async, Auto };
 constexpr FragmentCopies kFragmentCopies = FragmentCopies::Auto;  // the default (docs/PERFORMANCE.md, 2026-12-02)
-// The value of CONVBWD_FRAGMENT_COPIES (null or empty: the default); nothing where it is none of them.
+// The value of CONVBWD_FRAGMENT_COPIES (null or empty: the default); nothing where it is none of
+// kFragmentCopiesNames.
 std::optional<FragmentCopies> fragment_copies(const char *name);
+constexpr const char *kFragmentCopiesNames = "split, joined, async or auto";
 
 // ptx with, in each entry whose 8-byte global loads all pair up as the halves of 16-byte groups,
 // those joined (and, for Async, their copies to shared memory made cp.async). Only where

@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
     const std::optional<convbwd::FragmentCopies> copies =
         convbwd::fragment_copies(std::getenv("CONVBWD_FRAGMENT_COPIES"));
     if (!copies) {
-        std::fprintf(stderr, "CONVBWD_FRAGMENT_COPIES: not split, joined, async or auto\n");
+        std::fprintf(stderr, "CONVBWD_FRAGMENT_COPIES: not %s\n", convbwd::kFragmentCopiesNames);
         return 2;
     }
     std::string error;
