@@ -442,7 +442,7 @@ void define_bwd_data_mma_staged(BwdDataMmaGraph &g, Func dy, Func prev, Func out
 
 BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const ConvArgs &a, DType t, StrideClass sc,
                                     FilterClass fc, int frag_kind, int vec, bool dy_copy, int stage, int tile_m,
-                                    int tile_n, int warps_m, int warps_n, int block_pixels, bool ahead) {
+                                    int tile_n, int warps_m, int warps_n, int block_pixels, bool ahead, int unroll) {
     BwdDataMmaGraph g;
     g.vec = vec;
     g.stage = stage;
@@ -462,7 +462,11 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
     // that divides: with x = stride * mx + ph, the column is mx + (ph + pad - s * dilation) /
     // stride (floor), and whether it divides depends on the phase ph and the row y only, the same
     // for every lane of a block (a uniform guard; none at stride 1).
-    g.kb = RDom(0, (a.K + fs.K - 1) / fs.K, 0, S, 0, R, "kb");
+    // (unroll > 1, BwdDataMmaGpuParams::unroll: the k-blocks rounded up to a multiple of it, so that
+    // the schedule's split of kb.x has no tail; the operands are zero past K.)
+    Expr kblocks = (a.K + fs.K - 1) / fs.K;
+    if (unroll > 1) kblocks = (a.K + fs.K * unroll - 1) / (fs.K * unroll) * unroll;
+    g.kb = RDom(0, kblocks, 0, S, 0, R, "kb");
     Expr tap_s = g.kb.y, tap_r = g.kb.z;
     // The column (of phase ph) and row offsets of tap (s, r), before the division by the stride.
     auto col_off = [&](Expr phase, Expr s) { return phase + pl - s * dw; };

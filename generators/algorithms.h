@@ -195,7 +195,7 @@ BwdDataMmaGraph define_bwd_data_mma(Halide::Func dy, Halide::Func w, Halide::Fun
                                     const ConvArgs &a, DType t, StrideClass sc, FilterClass fc, int frag_kind,
                                     int vec = 1, bool dy_copy = false, int stage = 0, int tile_m = 1,
                                     int tile_n = 1, int warps_m = 1, int warps_n = 1, int block_pixels = 0,
-                                    bool ahead = false);
+                                    bool ahead = false, int unroll = 1);
 
 // Backward-data at stride 1 as an implicit GEMM staged per block (conv_bwd_data_staged_gpu):
 // dx[pixel, c] = sum over taps (s, r) and k of dy[pixel shifted by the tap, k] w[s, r, c, k], with

@@ -101,7 +101,7 @@ public:
         BwdDataMmaGraph g =
             define_bwd_data_mma(*a, *b, *prev, Func(*out), args, dtype, stride_class, filter_class, p.frag, p.vec,
                                 data_mma_copies_dy(p, layout), p.stage, p.tile_m, p.tile_n, p.warps_m, p.warps_n,
-                                data_block_columns(p), data_mma_copies_ahead(p));
+                                data_block_columns(p), data_mma_copies_ahead(p), p.unroll);
         constrain_bwd_data_buffers();
         if (const int iv = data_mma_input_vector(p, layout); iv > 1) {
             // dy's channel groups load as vectors in place: k, dy's base and its other strides

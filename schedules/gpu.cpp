@@ -1082,10 +1082,18 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p,
         // The lane's channel groups of a k-block, loaded as vectors into registers before its calls;
         // w's copy (k innermost, rows padded to the vector) once per call, threads along k; NCHW,
         // dy's copy (dyt: channels innermost) once per call too.
-        g.a_lane.compute_at(g.acc, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
-            .unroll(g.h).unroll(g.mt);
-        g.b_lane.compute_at(g.acc, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
-            .unroll(g.ct);
+        // unroll > 1: u k-blocks a step, every operand of the step loaded before its first fragment
+        // (the algorithm rounds the k-blocks up to a multiple of u: the split has no tail).
+        LoopLevel at(g.acc, g.kb.x);
+        if (p.unroll > 1) {
+            RVar kxo("kxo"), kxi("kxi");
+            g.acc.update().split(g.kb.x, kxo, kxi, p.unroll).unroll(kxi);
+            at = LoopLevel(g.acc, kxo);
+        }
+        g.a_lane.compute_at(at).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+            .unroll(g.h).unroll(g.mt).unroll(g.kx);
+        g.b_lane.compute_at(at).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+            .unroll(g.ct).unroll(g.kx);
         const std::vector<Var> wv = g.wt.args();
         Var ko("ko"), ki("ki"), rs("rs");
         g.wt.compute_root()

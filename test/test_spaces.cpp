@@ -184,6 +184,11 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
          "m.txt:1: knobs: not valid: backward-data stage > 0: NHWC, stride class s1"},
         {"conv_bwd_data_mma_gpu bf16 nhwc s1 k3 cuda candidate 10 frag=1 vec=4 warps_n=2\n",
          "m.txt:1: knobs: not valid: warps_m, warps_n > 1 need stage > 0"},
+        // Unrolled k-blocks: the one-warp kernels' loop (the staged chunks' k-blocks are unrolled already).
+        {"conv_bwd_data_mma_gpu bf16 nhwc s1 k3 cuda candidate 10 frag=1 vec=4 stage=2 warps_m=2 unroll=2\n",
+         "m.txt:1: knobs: not valid: unroll > 1 needs stage = 0"},
+        {"conv_bwd_data_mma_gpu bf16 nhwc s1 k3 cuda candidate 10 frag=1 vec=4 unroll=3\n",
+         "m.txt:1: knobs: knob unroll = 3 is outside its domain"},
         // Winograd over the staged GEMM: a 3x3 stride-1 class only, no folded images.
         {"conv_bwd_data_staged_gpu f32 nchw s1 any cuda candidate 10 winograd=4\n",
          "m.txt:1: knobs: not valid: winograd > 0: class s1 k3"},
