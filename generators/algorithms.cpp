@@ -1027,7 +1027,7 @@ BwdWeightStagedGraph define_bwd_weight_winograd(Func x, Func dy, Func prev, Func
 
 BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a, DType t,
                                         StrideClass sc, FilterClass fc, Expr max_splits, int frag_kind, int vec,
-                                        int stage) {
+                                        int stage, int unroll) {
     BwdWeightMmaGraph g;
     g.beta = a.beta;
     g.vec = vec;
@@ -1047,7 +1047,10 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
     g.splits = wgrad_splits(total, max_splits);
     // stage > 0: chunks of `stage` k-blocks (kc the chunk, kb the k-block in it; k-blocks past the
     // split's end are zeroed in the staging).
-    g.kb = RDom(0, stage > 0 ? stage : per_split, "kb");
+    // (unroll > 1, stage 0: the split's k-blocks rounded up to a multiple of unroll, so that the
+    // schedule's split of kb.x has no tail; those past the split's end are not live.)
+    const bool rounded = stage == 0 && unroll > 1;
+    g.kb = RDom(0, stage > 0 ? Expr(stage) : rounded ? (per_split + unroll - 1) / unroll * unroll : per_split, "kb");
     if (stage > 0) g.kc = RDom(0, (per_split + stage - 1) / stage, "kc");
     Expr kbx = stage > 0 ? g.kcv * stage + g.kb.x : Expr(g.kb.x);
     // K-block kx of split sp: its index over all k-blocks, and its row (n, p) clamped (k-blocks
@@ -1058,6 +1061,7 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
     auto x_col = [&](Expr q, Expr ts) { return q * sw - pl + ts * dwl; };
     auto x_row = [&](Expr pp, Expr tr) { return pp * sh - pt + tr * dh; };
     Expr idx = kblock_index(kbx), live = idx < total;  // the same for every lane
+    if (rounded) live = live && kbx < per_split;
     Expr row = kblock_row(idx), q0 = (idx % qblocks) * fs.K;
     Expr n = row / a.P, p = row % a.P;
     Expr yy = x_row(p, r);  // x's row: the same for every lane
@@ -1137,7 +1141,7 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
         g.kinfo = Func("kinfo");
         g.kinfo(kx, sp) = {kidx % qblocks, krow % a.P, krow / a.P};
         // (Its values' ranges, which bounds inference does not see through a Func, promised.)
-        Expr klive = kidx < total;
+        Expr klive = rounded ? kidx < total && kx < per_split : kidx < total;
         // (The column block times fs.K here, where the loads' alignment analysis sees it.)
         Expr kq = unsafe_promise_clamped(g.kinfo(kx, sp)[0], 0, qblocks - 1) * fs.K + vec * frag::group_of(fs, l);
         Expr kp = unsafe_promise_clamped(g.kinfo(kx, sp)[1], 0, a.P - 1);

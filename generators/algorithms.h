@@ -388,6 +388,7 @@ struct BwdWeightMmaGraph {
 };
 BwdWeightMmaGraph define_bwd_weight_mma(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws,
                                         Halide::Func out, const ConvArgs &a, DType t, StrideClass sc, FilterClass fc,
-                                        Halide::Expr max_splits, int frag_kind, int vec = 1, int stage = 0);
+                                        Halide::Expr max_splits, int frag_kind, int vec = 1, int stage = 0,
+                                        int unroll = 1);
 
 }  // namespace convbwd

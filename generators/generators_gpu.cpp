@@ -128,7 +128,7 @@ public:
         add_requirement(args.groups == 1, "matrix-fragment kernels take groups == 1");
         const BwdWeightMmaGpuParams p = knobs.params();
         BwdWeightMmaGraph g = define_bwd_weight_mma(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
-                                                    filter_class, max(*splits, 1), p.frag, p.vec, p.stage);
+                                                    filter_class, max(*splits, 1), p.frag, p.vec, p.stage, p.unroll);
         constrain_weight_buffers();
         if (const int cv = p.channel_vector(); cv > 1) {
             // The staged chunks read x's and dy's channels in groups of cv: C and K multiples of

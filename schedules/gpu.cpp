@@ -1203,11 +1203,19 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
         // The lane's pixel groups of a k-block, loaded as vectors into registers before its calls
         // (the Func making them: cp, staged; else partial); unstaged, the copies (columns
         // innermost) once per call.
-        const Func acc = g.stage > 0 ? g.cp : g.partial;
-        g.a_lane.compute_at(acc, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
-            .unroll(g.h).unroll(g.mt);
-        g.b_lane.compute_at(acc, g.kb.x).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
-            .unroll(g.ct);
+        // (unroll > 1, stage 0: u k-blocks a step, every operand of the step loaded before its first
+        // fragment, as backward-data's; the algorithm rounds the split's k-blocks up to a multiple of u.)
+        Func acc = g.stage > 0 ? g.cp : g.partial;
+        LoopLevel at(acc, g.kb.x);
+        if (g.stage == 0 && p.unroll > 1) {
+            RVar kxo("kxo"), kxi("kxi");
+            acc.update().split(g.kb.x, kxo, kxi, p.unroll).unroll(kxi);
+            at = LoopLevel(acc, kxo);
+        }
+        g.a_lane.compute_at(at).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+            .unroll(g.h).unroll(g.mt).unroll(g.kx);
+        g.b_lane.compute_at(at).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+            .unroll(g.ct).unroll(g.kx);
         if (g.stage == 0) {
             // Where each k-block starts: a table made first (a thread per k-block), read per
             // k-block at one address for every lane. Its divisions by the run-time column blocks

@@ -298,6 +298,14 @@ inline int staged_dy_row_words(const BwdDataStagedGpuParams &p) { return data_bl
       "layout emulated in local memory",                                                                     \
       0, 1)
 
+// The one-warp fragment kernels' k-block loop, one knob of both matrix-fragment families.
+#define CONVBWD_FRAG_UNROLL_KNOB(X)                                                                          \
+    X(unroll, 1, Compile, "u",                                                                               \
+      "stage 0: k-blocks a step of the k-block loop, unrolled, their operands loaded together before their " \
+      "fragments (u k-blocks' loads in flight in a warp); the k-blocks rounded up to a multiple of u, those " \
+      "past the reduction (backward-data: past k; backward-weight: past the split) reading zeros",          \
+      1, 2, 4)
+
 // ---- Backward-data, GPU, matrix instructions (conv_bwd_data_mma_gpu): an NHWC f16/bf16 problem of
 // stride 1 or 2 as the implicit GEMM dx[pixel, c] = sum_{tap, k} dy[(pixel - tap) / stride, k]
 // w[tap, k, c] on matrix fragments (generators/fragments.h): one wave (AMD, 64 lanes) or warp
@@ -327,11 +335,7 @@ inline int staged_dy_row_words(const BwdDataStagedGpuParams &p) { return data_bl
       "loop starts one chunk early): the copies are cp.async (runtime/src/cuda_fragments.cpp), waited for " \
       "one chunk later, so a chunk's loads fly while the chunk before it runs",                             \
       0, 1)                                                                                                  \
-    X(unroll, 1, Compile, "u",                                                                               \
-      "stage 0: k-blocks a step of the k-block loop, unrolled, their operands loaded together before their " \
-      "fragments (u k-blocks' loads in flight in a warp); the k-blocks rounded up to a multiple of u, those " \
-      "past k reading zeros",                                                                                 \
-      1, 2, 4)                                                                                               \
+    CONVBWD_FRAG_UNROLL_KNOB(X)                                                                              \
     X(flat, 1, Launch, "", "1 = a pointwise problem with dense planes presented as one row of H*W pixels (else a row is W pixels)", 0, 1)
 CONVBWD_DEFINE_PARAMS(BwdDataMmaGpuParams, CONVBWD_BWD_DATA_MMA_GPU_KNOBS)
 // A backward-data fragment block's tile: fragments along the pixels (M) and channels (N), every warp's.
@@ -368,6 +372,7 @@ inline int data_block_columns(const BwdDataMmaGpuParams &p) { return frag::shape
       "registers and adds it into the block's accumulators in shared memory)",                              \
       1, 2, 4)                                                                                               \
     X(warps_n, 1, Compile, "wn", "stage > 0: warps per block along c (as warps_m)", 1, 2, 4)                 \
+    CONVBWD_FRAG_UNROLL_KNOB(X)                                                                              \
     X(flat, 1, Launch, "",                                                                                   \
       "1 = a pointwise stride-1 problem with dense planes presented as one row of H*W pixels (else a row "  \
       "is W pixels: a fragment's k-block of pixels stays within a row)",                                     \
@@ -1101,7 +1106,7 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             if (!(e = need(bytes <= 48 * 1024, "stage > 0: block accumulators + chunk <= 48 KiB of shared memory (" +
                                                    std::to_string(bytes) + " bytes)")).empty()) return e;
         }
-        if (f.dir == Direction::BwdData && vals.get("unroll") > 1)
+        if (vals.get("unroll") > 1)
             if (!(e = need(vals.get("stage") == 0, "unroll > 1 needs stage = 0 (the staged chunk's k-blocks are unrolled already)")).empty()) return e;
         if (f.dir == Direction::BwdData && vals.get("ahead"))
             if (!(e = need(vals.get("stage") > 0, "ahead = 1 needs stage > 0 (it copies staged chunks ahead)")).empty()) return e;
