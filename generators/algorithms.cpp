@@ -464,8 +464,7 @@ BwdDataMmaGraph define_bwd_data_mma(Func dy, Func w, Func prev, Func out, const 
     // for every lane of a block (a uniform guard; none at stride 1).
     // (unroll > 1, BwdDataMmaGpuParams::unroll: the k-blocks rounded up to a multiple of it, so that
     // the schedule's split of kb.x has no tail; the operands are zero past K.)
-    Expr kblocks = (a.K + fs.K - 1) / fs.K;
-    if (unroll > 1) kblocks = (a.K + fs.K * unroll - 1) / (fs.K * unroll) * unroll;
+    Expr kblocks = round_up_kblocks<Expr>((a.K + fs.K - 1) / fs.K, unroll);
     g.kb = RDom(0, kblocks, 0, S, 0, R, "kb");
     Expr tap_s = g.kb.y, tap_r = g.kb.z;
     // The column (of phase ph) and row offsets of tap (s, r), before the division by the stride.
@@ -1050,7 +1049,7 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
     // (unroll > 1, stage 0: the split's k-blocks rounded up to a multiple of unroll, so that the
     // schedule's split of kb.x has no tail; those past the split's end are not live.)
     const bool rounded = stage == 0 && unroll > 1;
-    g.kb = RDom(0, stage > 0 ? Expr(stage) : rounded ? (per_split + unroll - 1) / unroll * unroll : per_split, "kb");
+    g.kb = RDom(0, stage > 0 ? Expr(stage) : round_up_kblocks(per_split, rounded ? unroll : 1), "kb");
     if (stage > 0) g.kc = RDom(0, (per_split + stage - 1) / stage, "kc");
     Expr kbx = stage > 0 ? g.kcv * stage + g.kb.x : Expr(g.kb.x);
     // K-block kx of split sp: its index over all k-blocks, and its row (n, p) clamped (k-blocks

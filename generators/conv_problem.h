@@ -145,6 +145,14 @@ T mma_weight_kblocks(const T &rows, const T &cols, int frag_k) {
     return rows * ((cols + frag_k - 1) / frag_k);
 }
 
+// A fragment kernel with knob unroll = u (> 1) runs u k-blocks a step: its k-block count is
+// rounded up to a multiple of u, so the schedule's split of the k-block loop has no tail. One
+// definition for both fragment families' algorithms.
+template <class T>
+T round_up_kblocks(const T &kblocks, int unroll) {
+    return unroll > 1 ? (kblocks + unroll - 1) / unroll * unroll : kblocks;
+}
+
 // The backward-weight workspace ws(s, r, cg, k, split) is packed with its dims in this order,
 // innermost first: a GPU thread's partial sums for one filter row (its taps x channels) are
 // contiguous and its neighbours' along cg follow, so a warp's stores are too. The generators

@@ -593,6 +593,24 @@ void schedule_fragment_block(Func res, Func acc, const frag::Shape &fs, int tm, 
     acc.update().reorder(upd).unroll(mt).unroll(ct);
 }
 
+// vec > 1: a lane's operand groups of a k-block (g.a_lane, g.b_lane: vectors along e) loaded into
+// registers before the k-block's calls. unroll > 1: acc's k-block loop g.kb.x runs `unroll`
+// k-blocks a step (the algorithm rounds the k-blocks up to a multiple: no tail), every operand of
+// the step loaded before its first fragment. One schedule for both fragment families' graphs.
+template <class Graph>
+void fragment_lanes_per_step(Graph &g, Func acc, int unroll) {
+    LoopLevel at(acc, g.kb.x);
+    if (unroll > 1) {
+        RVar kxo("kxo"), kxi("kxi");
+        acc.update().split(g.kb.x, kxo, kxi, unroll).unroll(kxi);
+        at = LoopLevel(acc, kxo);
+    }
+    g.a_lane.compute_at(at).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+        .unroll(g.h).unroll(g.mt).unroll(g.kx);
+    g.b_lane.compute_at(at).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
+        .unroll(g.ct).unroll(g.kx);
+}
+
 // A copy's grid as one flat dim: its block index blk (of its first two dims) fused with every
 // further dim of f, as gpu_blocks (no 65535 limit on a dim). Returns f for the thread dims.
 Func flat_grid(Func f, Var blk) {
@@ -1084,16 +1102,7 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p,
         // dy's copy (dyt: channels innermost) once per call too.
         // unroll > 1: u k-blocks a step, every operand of the step loaded before its first fragment
         // (the algorithm rounds the k-blocks up to a multiple of u: the split has no tail).
-        LoopLevel at(g.acc, g.kb.x);
-        if (p.unroll > 1) {
-            RVar kxo("kxo"), kxi("kxi");
-            g.acc.update().split(g.kb.x, kxo, kxi, p.unroll).unroll(kxi);
-            at = LoopLevel(g.acc, kxo);
-        }
-        g.a_lane.compute_at(at).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
-            .unroll(g.h).unroll(g.mt).unroll(g.kx);
-        g.b_lane.compute_at(at).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
-            .unroll(g.ct).unroll(g.kx);
+        fragment_lanes_per_step(g, g.acc, p.unroll);
         const std::vector<Var> wv = g.wt.args();
         Var ko("ko"), ki("ki"), rs("rs");
         g.wt.compute_root()
@@ -1206,16 +1215,7 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
         // (unroll > 1, stage 0: u k-blocks a step, every operand of the step loaded before its first
         // fragment, as backward-data's; the algorithm rounds the split's k-blocks up to a multiple of u.)
         Func acc = g.stage > 0 ? g.cp : g.partial;
-        LoopLevel at(acc, g.kb.x);
-        if (g.stage == 0 && p.unroll > 1) {
-            RVar kxo("kxo"), kxi("kxi");
-            acc.update().split(g.kb.x, kxo, kxi, p.unroll).unroll(kxi);
-            at = LoopLevel(acc, kxo);
-        }
-        g.a_lane.compute_at(at).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
-            .unroll(g.h).unroll(g.mt).unroll(g.kx);
-        g.b_lane.compute_at(at).store_in(MemoryType::Register).bound(g.e, 0, g.vec).vectorize(g.e)
-            .unroll(g.ct).unroll(g.kx);
+        fragment_lanes_per_step(g, acc, g.stage == 0 ? p.unroll : 1);
         if (g.stage == 0) {
             // Where each k-block starts: a table made first (a thread per k-block), read per
             // k-block at one address for every lane. Its divisions by the run-time column blocks

@@ -1106,8 +1106,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             if (!(e = need(bytes <= 48 * 1024, "stage > 0: block accumulators + chunk <= 48 KiB of shared memory (" +
                                                    std::to_string(bytes) + " bytes)")).empty()) return e;
         }
-        if (vals.get("unroll") > 1)
+        if (vals.get("unroll") > 1) {
             if (!(e = need(vals.get("stage") == 0, "unroll > 1 needs stage = 0 (the staged chunk's k-blocks are unrolled already)")).empty()) return e;
+            if (!(e = need(vals.get("vec") == 4, "unroll > 1 needs vec = 4 (only the vector lanes' loop is split by it)")).empty()) return e;
+        }
         if (f.dir == Direction::BwdData && vals.get("ahead"))
             if (!(e = need(vals.get("stage") > 0, "ahead = 1 needs stage > 0 (it copies staged chunks ahead)")).empty()) return e;
         if (vals.get("warps_m") * vals.get("warps_n") > 1)

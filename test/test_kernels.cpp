@@ -4,6 +4,9 @@
 #include <cstring>
 
 #include "conformance.h"
+#ifdef CONVBWD_HAVE_OPENCL
+#include "runtime/src/opencl_fragments.h"
+#endif
 
 using namespace convbwd;
 using namespace convbwd::test;
@@ -356,6 +359,13 @@ TEST_CASE("matrix fragments: kernels over fragment, k-block, split and channel t
         CHECK(std::string(convbwd_last_error()).find("groups: a matrix-fragment kernel") != std::string::npos);
         });
     MESSAGE(frag_kernels, " matrix-fragment kernels");  // none where candidates are not built
+#ifdef CONVBWD_HAVE_OPENCL
+    // Every OpenCL fragment source run here passed the prelude's check: the emulation exchanged
+    // operands once a k-block (runtime/src/opencl_fragments.h).
+    const convbwd::FragmentPreludeCounts counts = convbwd::opencl_fragment_prelude_counts();
+    MESSAGE(counts.sources, " OpenCL fragment sources, ", counts.grouped, " with one operand exchange a k-block");
+    CHECK(counts.grouped == counts.sources);
+#endif
 }
 
 // Kernels that copy dy with its zero border first (stage=3): the copy's grid must hold more than

@@ -187,6 +187,8 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
         // Unrolled k-blocks: the one-warp kernels' loop (the staged chunks' k-blocks are unrolled already).
         {"conv_bwd_data_mma_gpu bf16 nhwc s1 k3 cuda candidate 10 frag=1 vec=4 stage=2 warps_m=2 unroll=2\n",
          "m.txt:1: knobs: not valid: unroll > 1 needs stage = 0"},
+        {"conv_bwd_weight_mma_gpu bf16 nhwc any any cuda candidate 10 frag=1 vec=1 unroll=2\n",
+         "m.txt:1: knobs: not valid: unroll > 1 needs vec = 4"},
         {"conv_bwd_data_mma_gpu bf16 nhwc s1 k3 cuda candidate 10 frag=1 vec=4 unroll=3\n",
          "m.txt:1: knobs: knob unroll = 3 is outside its domain"},
         // Winograd over the staged GEMM: a 3x3 stride-1 class only, no folded images.

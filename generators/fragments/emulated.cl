@@ -5,6 +5,16 @@
 // `convbwd_frag_lds` (512 floats) at the top of every kernel of the source. Needs a work-group of
 // exactly the wave's lanes along dim 0, every lane making every call. A native prelude in front
 // (nvidia.cl) defines CONVBWD_NATIVE_MMA16X8X16 and takes that layout.
+// CONVBWD_FRAG_GROUPED (defined in front by the runtime where the source's calls pass its check,
+// runtime/src/opencl_fragments.h): each k-block's calls come one after another in element order
+// with the same operands, so the call for element 0 alone exchanges the operands (two barriers)
+// and the others read what it stored. Without it every call exchanges them (the same results;
+// PoCL 3.1 compiled a 16-fragment kernel in 31 s so, against 18 s grouped).
+#ifdef CONVBWD_FRAG_GROUPED
+#define CONVBWD_FRAG_EXCHANGE(i) if ((i) == 0)
+#else
+#define CONVBWD_FRAG_EXCHANGE(i)
+#endif
 
 static inline float convbwd_frag_bf16(ushort v) { return as_float(((uint)v) << 16); }
 // f16 bits (IEEE binary16) to float: normal, subnormal, zero, Inf, NaN.
@@ -30,19 +40,22 @@ static inline float convbwd_frag_pick16(int i, float c0, float c1, float c2, flo
 }
 
 // Kind 0, 32x32x8 over 64 lanes: element i of lane l's D = A B + C (c: C's element i), h = l / 32.
+// (Not static: PoCL 3.1 gave wrong backward-weight results with these two functions static inline.)
 float convbwd_frag_emulated_32x32x8(__local float *lds, float a0, float a1, float a2, float a3, float b0, float b1,
                                     float b2, float b3, float c, int i) {
     const int l = get_local_id(0), h = l / 32, m = l % 32;
-    barrier(CLK_LOCAL_MEM_FENCE);  // every lane is done reading the previous call's operands
-    lds[m * 8 + 4 * h + 0] = a0;    // A[m][4h + j], row-major 32 x 8
-    lds[m * 8 + 4 * h + 1] = a1;
-    lds[m * 8 + 4 * h + 2] = a2;
-    lds[m * 8 + 4 * h + 3] = a3;
-    lds[256 + (4 * h + 0) * 32 + m] = b0;  // B[4h + j][m], row-major 8 x 32
-    lds[256 + (4 * h + 1) * 32 + m] = b1;
-    lds[256 + (4 * h + 2) * 32 + m] = b2;
-    lds[256 + (4 * h + 3) * 32 + m] = b3;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    CONVBWD_FRAG_EXCHANGE(i) {
+        barrier(CLK_LOCAL_MEM_FENCE);  // every lane is done reading the previous call's operands
+        lds[m * 8 + 4 * h + 0] = a0;    // A[m][4h + j], row-major 32 x 8
+        lds[m * 8 + 4 * h + 1] = a1;
+        lds[m * 8 + 4 * h + 2] = a2;
+        lds[m * 8 + 4 * h + 3] = a3;
+        lds[256 + (4 * h + 0) * 32 + m] = b0;  // B[4h + j][m], row-major 8 x 32
+        lds[256 + (4 * h + 1) * 32 + m] = b1;
+        lds[256 + (4 * h + 2) * 32 + m] = b2;
+        lds[256 + (4 * h + 3) * 32 + m] = b3;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
     const int row = 8 * (i / 4) + 4 * h + i % 4;
     float d = c;
     for (int k = 0; k < 8; k++) d = fma(lds[row * 8 + k], lds[256 + k * 32 + m], d);
@@ -55,10 +68,13 @@ float convbwd_frag_emulated_16x8x16(__local float *lds, float a0, float a1, floa
                                     float a6, float a7, float b0, float b1, float b2, float b3, float c, int i) {
     const int l = get_local_id(0), g = l / 4, t = l % 4;
     const float a[8] = {a0, a1, a2, a3, a4, a5, a6, a7}, b[4] = {b0, b1, b2, b3};
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int j = 0; j < 8; j++) lds[(g + 8 * ((j / 2) % 2)) * 16 + 2 * t + j % 2 + 8 * (j / 4)] = a[j];  // A 16 x 16
-    for (int j = 0; j < 4; j++) lds[256 + (2 * t + j % 2 + 8 * (j / 2)) * 8 + g] = b[j];                 // B 16 x 8
-    barrier(CLK_LOCAL_MEM_FENCE);
+    CONVBWD_FRAG_EXCHANGE(i) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // A 16 x 16, B 16 x 8
+        for (int j = 0; j < 8; j++) lds[(g + 8 * ((j / 2) % 2)) * 16 + 2 * t + j % 2 + 8 * (j / 4)] = a[j];
+        for (int j = 0; j < 4; j++) lds[256 + (2 * t + j % 2 + 8 * (j / 2)) * 8 + g] = b[j];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
     const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
     float d = c;
     for (int k = 0; k < 16; k++) d = fma(lds[row * 16 + k], lds[256 + k * 8 + col], d);
