@@ -22,10 +22,10 @@ declare -A kernels=(
   [any]="${s1}_any_cuda_mmaf1m2n8v4 ${s1}_any_cuda_mmaf1m2n8v4u2"
   [s2k3]="${s2}_k3_cuda_mmaf1m1n8v4 ${s2}_k3_cuda_mmaf1m1n8v4u2"
   [s2k1]="${s2}_k1_cuda_mmaf1m2n4v4 ${s2}_k1_cuda_mmaf1m2n4v4u2"
-  [w]="${w}m2n8v4 ${w}m2n8v4u2 ${w}m2n8v4u4")
+  [w]="${w}m2n8v4 ${w}m2n8v4u2 $([ "$dt" = bf16 ] && echo "${w}m2n8v4u4")")  # u4: bf16 only
 if [ "${CHECK:-1}" = 1 ]; then
   OUT=$root/check SUITES=" " CONFORMANCE_CASES="${CONFORMANCE_CASES:-*_cuda_mmaf1*v4u2*,*_cuda_mmaf1*v4u4*}" \
-      SANITIZE_CASES="${SANITIZE_CASES:-*${s1}_k3_cuda_mmaf1m2n8v4u2*}" DTYPE=$dt AB=0 bash scripts/gpu_mma_warps.sh > "$root/check.log" 2>&1
+      SANITIZE_CASES="${SANITIZE_CASES:-$([ "${CLASSES:-}" = w ] && echo "*${w}m2n8v4u2*" || echo "*${s1}_k3_cuda_mmaf1m2n8v4u2*")}" DTYPE=$dt AB=0 bash scripts/gpu_mma_warps.sh > "$root/check.log" 2>&1
 fi
 for c in ${CLASSES:-k3 k1 any s2k3 s2k1 w}; do
   echo "== class $c"
