@@ -34,9 +34,10 @@ sanitize() {
 }
 memcheck() { sanitize memcheck "$@"; }
 # driver_op DTYPE: the driver's command for lines of that type (bf16: convbfp16, f16: convfp16, else
-# conv); dtype_lines DTYPE FILE OUT: FILE's lines so, into OUT.
+# conv); dtype_lines DTYPE FILE OUT: FILE's lines so, into OUT (every line, whatever its type as written:
+# shapes/iree_strided.txt has bf16 and f16 lines).
 driver_op() { case "$1" in bf16) echo convbfp16 ;; f16) echo convfp16 ;; *) echo conv ;; esac; }
-dtype_lines() { sed -E "s/^conv /$(driver_op "$1") /" "$2" > "$3"; }
+dtype_lines() { sed -E "s/^conv(bfp16|fp16)? /$(driver_op "$1") /" "$2" > "$3"; }
 # kernel_layout NAME: a kernel's layout, NCHW | NHWC (its name's third field; launch knobs after a colon).
 kernel_layout() { echo "$1" | cut -d_ -f3 | tr a-z A-Z; }
 # base_table DIR BASES [TABLE]: the rows of DIR/rows/ (else of DIR/kernels.tgz: scripts/gpu_kernels.sh)

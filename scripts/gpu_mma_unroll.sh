@@ -6,13 +6,13 @@
 # First conformance of the unroll kernels against the double reference and a memcheck of one; then,
 # per class, scripts/gpu_mma_warps.sh (each kernel forced on every layer, cuDNN in the same process).
 # Prints the own-time table per class and suite last; everything in $OUT/unroll.tgz.
-#   DTYPE (bf16)   CLASSES (the classes run: k3 k1 any s2k3 s2k1 w)   CHECK (1)
+#   DTYPE (bf16)   LAYOUT (nhwc; nchw)   CLASSES (the classes run: k3 k1 any s2k3 s2k1 w)   CHECK (1)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=${OUT:-/tmp/convbwd-gpu}
 mkdir -p "$root"
-dt=${DTYPE:-bf16}
-s1=bwdd_${dt}_nhwc_s1 s2=bwdd_${dt}_nhwc_s2 w=bwdw_${dt}_nhwc_any_any_cuda_mmaf1
+dt=${DTYPE:-bf16} lay=${LAYOUT:-nhwc}
+s1=bwdd_${dt}_${lay}_s1 s2=bwdd_${dt}_${lay}_s2 w=bwdw_${dt}_${lay}_any_any_cuda_mmaf1
 # class: suites, then the kernels (the class default first: own time = default / kernel)
 declare -A suites=([k3]="vgg16 unet resnet50 inception_v3" [k1]="resnet50 inception_v3 mobilenet_v2"
                    [any]="inception_v3 any_filter" [s2k3]="resnet50 iree_strided" [s2k1]="resnet50 iree_strided" [w]="vgg16 unet resnet50")
