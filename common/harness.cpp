@@ -435,13 +435,13 @@ RunResult run_case(const RunSpec &s, std::mt19937 &rng) {
         } else {
             VerifyResult pv;
             std::string tol_note;
-            if (s.verify) {
-                // Never bit for bit: a peer may reorder its sums (FFT, Winograd, split-K), so it is
-                // held to the rounding its algorithm may add, by dtype and reduction length
-                // (verify.h, ErrorModel), and the note names that bound.
-                std::string what;
-                const double scale = peer->transform_scale(&what);
-                const ErrorModel model = peer_error_model(n_acc, scale, what);
+            // Never bit for bit: a peer may reorder its sums (FFT, Winograd, split-K), so it is held
+            // to the rounding its algorithm may add, by dtype and reduction length (verify.h,
+            // ErrorModel), against the reference and against convbwd's output alike.
+            std::string what;
+            const double scale = peer->transform_scale(&what);
+            const ErrorModel model = peer_error_model(n_acc, scale, what);
+            if (s.verify) {  // the note names that bound
                 pv = verify_output(pout, ref, n_acc, false, model);
                 char tol[96];
                 std::snprintf(tol, sizeof tol, " within %.3g (max error %.3g; ", pv.tol, pv.max_err);
@@ -449,11 +449,11 @@ RunResult run_case(const RunSpec &s, std::mt19937 &rng) {
                 r.peer.note = pv.ok ? "verified" + tol_note
                                     : std::to_string(pv.mismatches) + " mismatches, first " + pv.first_bad + ";" +
                                           tol_note;
-            } else {  // no reference: agreement with convbwd within the tolerance of the dtype
+            } else {  // no reference: agreement with convbwd's output within the peer's rounding
                 std::vector<double> mine(r.out.size());
                 const std::vector<float> got = r.out.to_logical();
                 for (size_t i = 0; i < mine.size(); i++) mine[i] = got[i];
-                pv = verify_output(pout, mine, n_acc, false);
+                pv = verify_output(pout, mine, n_acc, false, model);
                 r.peer.note = pv.ok ? "agrees with convbwd"
                                     : std::to_string(pv.mismatches) + " differ from convbwd, first " + pv.first_bad;
             }

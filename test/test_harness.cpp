@@ -129,6 +129,29 @@ TEST_CASE("NaN inputs: NaN outputs where the reference is NaN pass, and nothing 
     CHECK_FALSE(verify_output(finite, ref, 9, true).ok);
 }
 
+TEST_CASE("without a reference, a peer is held to its own rounding against convbwd's output") {
+    // The rows of a run without the reference (convbwd-driver -V 0): the peer's output against convbwd's.
+    std::mt19937 rng(13);
+    RunSpec s;
+    s.p = strided_layer();
+    s.peer = "scatter", s.verify = false;
+    RunResult r = run_case(s, rng);
+    REQUIRE_MESSAGE(r.status == CONVBWD_SUCCESS, r.error);
+    CHECK_MESSAGE(r.peer.verified == 1, r.peer.note);
+    CHECK(r.peer.note.find("agrees with convbwd") != std::string::npos);
+    // The bound is the peer's model, as against the reference: one bf16 unit apart at 272 (a
+    // Winograd peer's rounding, 3x3 x 128 channels summed) is within it, not within the default's.
+    HostTensor peer_out({1, 1, 1, 2}, DType::BF16, Layout::NCHW);
+    peer_out.from_logical({-274.0f, 1.0f});
+    const std::vector<double> mine = {-272.0, 1.0};
+    const int64_t n_acc = 9 * 128;
+    CHECK_FALSE(verify_output(peer_out, mine, n_acc, false).ok);
+    CHECK(verify_output(peer_out, mine, n_acc, false, peer_error_model(n_acc, kTransformErrorScale, "winograd")).ok);
+    // A wrong element is still wrong.
+    peer_out.from_logical({-300.0f, 1.0f});
+    CHECK_FALSE(verify_output(peer_out, mine, n_acc, false, peer_error_model(n_acc, kTransformErrorScale, "winograd")).ok);
+}
+
 TEST_CASE("failures before any number: unknown kernel, missing device") {
     std::mt19937 rng(11);
     RunSpec s;
