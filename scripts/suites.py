@@ -7,7 +7,9 @@ layout where it computes in formats of its own (oneDNN's blocked formats: with i
 out, "peer_layout_time_ms"; its primitive time elsewhere), and the worst layer. Ratios above 1:
 convbwd is faster. Rows with an error or no time are counted as missing.
 
-Usage: suites.py rows.json... [--md] [--layers]   (the rows' "shapes" field names the suite)
+Usage: suites.py rows.json... [--md] [--layers] [--kernels]   (the rows' "shapes" field names the suite)
+  --kernels: after the table, per (suite, direction, layout) the kernels the rows ran (the library's
+            choice where none was forced: how many layers each) and the rows that agree with the peer
   --layers: one row per layer and direction instead (the shape file's comment names the layer):
             each layout's ratio against the peer in that layout, against the peer's best layout and
             against the peer from the caller's layout
@@ -16,7 +18,7 @@ import json
 import math
 import os
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 
 def rows(paths):
@@ -34,7 +36,7 @@ def geomean(v):
 
 def main():
     md = "--md" in sys.argv
-    paths = [p for p in sys.argv[1:] if p not in ("--md", "--layers")]
+    paths = [p for p in sys.argv[1:] if p not in ("--md", "--layers", "--kernels")]
     # (suite, direction, problem without layout) -> layout -> row
     by_layer = defaultdict(dict)
     for r in rows(paths):
@@ -73,6 +75,23 @@ def main():
             print("| " + " | ".join(vals) + " |")
         else:
             print("%-16s %-10s %-6s %6s %8s %8s %8s %7s  %s" % vals)
+    if "--kernels" in sys.argv:
+        kernels(by_layer)
+
+
+def kernels(by_layer):
+    """Per (suite, direction, layout): the kernels of its rows, how many layers each, and the rows
+    whose output agrees with the peer's ("peer_verified")."""
+    runs = defaultdict(lambda: [Counter(), 0, 0])  # kernels, rows, agreeing rows
+    for (suite, direction, _), per_layout in by_layer.items():
+        for layout, r in per_layout.items():
+            k = runs[(suite, direction, layout)]
+            k[0][r.get("kernel") or "error"] += 1
+            k[1] += 1
+            k[2] += bool(r.get("peer_verified"))
+    for (suite, direction, layout), (kern, n, agree) in sorted(runs.items()):
+        print("%s %s %s: %d of %d layers agree with the peer; %s" % (
+            suite, direction, layout, agree, n, ", ".join("%s x%d" % kv for kv in kern.most_common())))
 
 
 _shape_lines = {}  # shape file -> its lines (read once)

@@ -145,11 +145,12 @@ TEST_CASE("without a reference, a peer is held to its own rounding against convb
     peer_out.from_logical({-274.0f, 1.0f});
     const std::vector<double> mine = {-272.0, 1.0};
     const int64_t n_acc = 9 * 128;
+    const ErrorModel winograd = peer_error_model(n_acc, kTransformErrorScale, "winograd");
     CHECK_FALSE(verify_output(peer_out, mine, n_acc, false).ok);
-    CHECK(verify_output(peer_out, mine, n_acc, false, peer_error_model(n_acc, kTransformErrorScale, "winograd")).ok);
+    CHECK(verify_output(peer_out, mine, n_acc, false, winograd).ok);
     // A wrong element is still wrong.
     peer_out.from_logical({-300.0f, 1.0f});
-    CHECK_FALSE(verify_output(peer_out, mine, n_acc, false, peer_error_model(n_acc, kTransformErrorScale, "winograd")).ok);
+    CHECK_FALSE(verify_output(peer_out, mine, n_acc, false, winograd).ok);
 }
 
 TEST_CASE("failures before any number: unknown kernel, missing device") {
