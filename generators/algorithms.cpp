@@ -1026,7 +1026,7 @@ BwdWeightStagedGraph define_bwd_weight_winograd(Func x, Func dy, Func prev, Func
 
 BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Func out, const ConvArgs &a, DType t,
                                         StrideClass sc, FilterClass fc, Expr max_splits, int frag_kind, int vec,
-                                        int stage, int unroll) {
+                                        int stage, int unroll, bool copy_groups) {
     BwdWeightMmaGraph g;
     g.beta = a.beta;
     g.vec = vec;
@@ -1122,17 +1122,47 @@ BwdWeightMmaGraph define_bwd_weight_mma(Func x, Func dy, Func prev, Func ws, Fun
         // split's end read a valid row and are zeroed in A (uniform).
         Var qq("qq"), kk("kk"), cc("cc"), pp("pp"), yv("yv"), nn("nn"), ss("ss");
         Var &e = g.e, &h = g.h, &kx = g.kx;
-        g.dyt = Func("dyt");
-        g.dyt(qq, kk, pp, nn) = select(qq < a.Q, dy(min(qq, a.Q - 1), pp, kk, nn), cast(st, 0));
-        g.xs = Func("xs");
+        // The copies' values: channel kk / cc of dy / x (copy_groups: channel G g + v, through dyg
+        // and xg, the same expressions with the channel's group and place as dims).
+        const int G = kStagedChannelGroup;
+        Var &gv = g.gv, gg("gg");
+        g.k_channels = a.K;
+        g.c_channels = a.C;
+        // (A group is clamped to the channels, `extent`: a schedule may compute a thread's groups
+        // past them, which it then does not store.)
+        auto copy = [&](Func &f, Func &grouped, const std::string &name, Var ch, Expr extent, std::vector<Var> rest,
+                        const std::function<Expr(Expr)> &value) {
+            f = Func(name);
+            std::vector<Var> args = {qq, ch};
+            args.insert(args.end(), rest.begin(), rest.end());
+            if (!copy_groups) {
+                f(args) = value(ch);
+                return;
+            }
+            grouped = Func(name + "_g");
+            std::vector<Var> gargs = {gv, qq, gg};
+            gargs.insert(gargs.end(), rest.begin(), rest.end());
+            grouped(gargs) = value(G * clamp(gg, 0, extent / G - 1) + gv);
+            std::vector<Expr> at = {ch % G, qq, ch / G};
+            at.insert(at.end(), rest.begin(), rest.end());
+            f(args) = grouped(at);
+        };
+        // (Grouped, the rows and images clamped too: the schedule computes a group per thread, at
+        // rows and images its block decodes from a flat grid, whose bounds Halide does not narrow.)
+        Expr pc = copy_groups ? clamp(pp, 0, a.P - 1) : Expr(pp), nc = copy_groups ? clamp(nn, 0, a.N - 1) : Expr(nn);
+        copy(g.dyt, g.dyg, "dyt", kk, a.K, {pp, nn},
+             [&](Expr ch) { return select(qq < a.Q, dy(min(qq, a.Q - 1), pc, ch, nc), cast(st, 0)); });
         if (k1.filter == 1) {
             // No padding: output column q reads x column q * stride <= W - 1, row p row p * stride.
-            g.xs(qq, cc, pp, nn) = select(qq < a.Q, x(x_col(min(qq, a.Q - 1), 0), x_row(pp, 0), cc, nn), cast(st, 0));
+            copy(g.xs, g.xg, "xs", cc, a.C, {pp, nn}, [&](Expr ch) {
+                return select(qq < a.Q, x(x_col(min(qq, a.Q - 1), 0), x_row(pc, 0), ch, nc), cast(st, 0));
+            });
         } else {
             Expr xx = x_col(qq, ss);
-            g.xs(qq, cc, ss, yv, nn) =
-                select(qq < a.Q && xx >= 0 && xx < a.W && yv >= 0 && yv < a.H,
-                       x(clamp(xx, 0, a.W - 1), clamp(yv, 0, a.H - 1), cc, nn), cast(st, 0));
+            copy(g.xs, g.xg, "xs", cc, a.C, {ss, yv, nn}, [&](Expr ch) {
+                return select(qq < a.Q && xx >= 0 && xx < a.W && yv >= 0 && yv < a.H,
+                              x(clamp(xx, 0, a.W - 1), clamp(yv, 0, a.H - 1), ch, nc), cast(st, 0));
+            });
         }
         // Where k-block kx of split sp starts (column block, row, image): one set of divisions per
         // k-block, which both operands' loads share.

@@ -370,6 +370,12 @@ struct BwdWeightMmaGraph {
     // the root.
     // kinfo(kx, sp) = {column block, row, image} of k-block kx of split sp (the schedule: a table).
     Halide::Func a_lane, b_lane, dyt, xs, kinfo;
+    // copy_groups: the copies through dyg(v, q, g, p, n) = dyt(q, 8 g + v, p, n) and xg(v, q, g, s, y,
+    // n) = xs(q, 8 g + v, s, y, n) (xs's dims after q; 1x1: (v, q, g, p, n)), channel groups the
+    // schedule loads in place as vectors (along v) and writes as columns; gv is their v.
+    Halide::Func dyg, xg;
+    Halide::Var gv{"gv"};
+    Halide::Expr k_channels, c_channels;  // K and C: the copies' channel extents (multiples of 8 with copy_groups)
     // stage > 0 (with vec=4): the reduction in chunks of `stage` k-blocks: cp(i, l, mt, ct, s, r,
     // sp, kcv) = chunk kcv's sums (update over kb, the k-block in the chunk: kcv * stage + kb.x),
     // and partial += cp over kc (the chunks, in order). as(j, v, g, kx, sp) and bs(j, v, g, kx, s,
@@ -389,6 +395,6 @@ struct BwdWeightMmaGraph {
 BwdWeightMmaGraph define_bwd_weight_mma(Halide::Func x, Halide::Func dy, Halide::Func prev, Halide::Func ws,
                                         Halide::Func out, const ConvArgs &a, DType t, StrideClass sc, FilterClass fc,
                                         Halide::Expr max_splits, int frag_kind, int vec = 1, int stage = 0,
-                                        int unroll = 1);
+                                        int unroll = 1, bool copy_groups = false);
 
 }  // namespace convbwd

@@ -128,11 +128,12 @@ public:
         add_requirement(args.groups == 1, "matrix-fragment kernels take groups == 1");
         const BwdWeightMmaGpuParams p = knobs.params();
         BwdWeightMmaGraph g = define_bwd_weight_mma(*a, *b, *prev, Func(*ws), Func(*out), args, dtype, stride_class,
-                                                    filter_class, max(*splits, 1), p.frag, p.vec, p.stage, p.unroll);
+                                                    filter_class, max(*splits, 1), p.frag, p.vec, p.stage, p.unroll,
+                                                    p.copy_groups);
         constrain_weight_buffers();
         if (const int cv = p.channel_vector(); cv > 1) {
-            // The staged chunks read x's and dy's channels in groups of cv: C and K multiples of
-            // cv; NHWC loads a group as one vector from the tensors in place, so the bases and the
+            // The staged chunks (copy_groups: the copies) read x's and dy's channels in groups of cv: C
+            // and K multiples of cv; NHWC loads a group as one vector from the tensors in place, so the bases and the
             // other strides are multiples of cv too, which Halide then sees (the dispatcher checks
             // first: weight_mma_input_vector).
             for (auto *buf : {a, b}) {

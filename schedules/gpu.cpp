@@ -660,6 +660,42 @@ void schedule_column_copy(Func f, int vec, Layout layout) {
     }
     flat_grid(f, blk).gpu_threads(thread);
 }
+// The same copy from an NHWC tensor through grouped(v, q, g, rest...) = f(q, 8 g + v, rest...) (the
+// algorithm's copy_groups): a thread per 4-column vector of a row (vec) and group of 8 channels loads
+// the group at each of its columns as one 16-byte vector (grouped, in registers: vectors along v)
+// and writes each channel's columns as one vector; a warp is 8 column vectors x 4 groups, so its
+// loads read 4 whole groups (64 contiguous bytes) of a pixel and its stores 8 vectors (64 contiguous
+// bytes) of a channel's row: whole 32-byte sectors both ways, where schedule_column_copy's thread
+// per channel stores 8 bytes into a sector of each row. 8 x 8 threads a block, one flat grid.
+void schedule_grouped_column_copy(Func f, Func grouped, Var gv, int vec, Expr channels) {
+    const int G = kStagedChannelGroup;
+    const std::vector<Var> v = f.args(), w = grouped.args();
+    Var qo("qo"), qi("qi"), co("co"), ci("ci"), qoo("qoo"), qoi("qoi"), coo("coo"), coi("coi"), blk("blk");
+    f.compute_root()
+        .align_storage(v[0], vec)
+        .align_bounds(v[0], vec)
+        .bound(v[1], 0, channels)  // whole groups from 0 (channels a multiple of G): each store's place in its group a constant
+        .split(v[0], qo, qi, vec)
+        .split(v[1], co, ci, G)
+        .split(qo, qoo, qoi, 8, TailStrategy::GuardWithIf)
+        .split(co, coo, coi, 8, TailStrategy::GuardWithIf);
+    std::vector<VarOrRVar> order = {qi, ci, qoi, coi, qoo, coo};
+    order.insert(order.end(), v.begin() + 2, v.end());
+    f.reorder(order).vectorize(qi).unroll(ci).fuse(qoo, coo, blk);
+    if (v.size() == 5) {
+        // xs (q, c, s, y, n): the tap column s on the grid's y (fused into x as well, its realized
+        // place in `grouped` became a run-time index and the registers a stack array), y and n fused
+        // into x.
+        Var wide("blk3"), wider("blk4");
+        f.fuse(blk, v[3], wide).fuse(wide, v[4], wider).gpu_blocks(wider, v[2]);
+    } else {
+        flat_grid(f, blk);
+    }
+    f.gpu_threads(qoi, coi);
+    grouped.compute_at(f, qoi).store_in(MemoryType::Register).bound(gv, 0, G).bound_extent(w[1], vec).vectorize(gv).unroll(w[1]);
+    // The thread's group and its row (image, tap column): one each.
+    for (size_t d = 2; d < w.size(); d++) grouped.bound_extent(w[d], 1);
+}
 // The reverse: a copy f(k, q, rest...) with the channels k innermost (rows aligned to `vec`) from an
 // NCHW tensor (columns innermost): a thread per column and group of `vec` channels, a warp along 32
 // columns of each of its channels (coalesced reads), each thread writing its group as one vector;
@@ -1227,8 +1263,13 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
                 .split(kv[0], kxo, kxi, 64, TailStrategy::GuardWithIf)
                 .gpu_blocks(kxo, kv[1])
                 .gpu_threads(kxi);
-            schedule_column_copy(g.dyt, g.vec, layout);
-            schedule_column_copy(g.xs, g.vec, layout);
+            if (p.copy_groups) {
+                schedule_grouped_column_copy(g.dyt, g.dyg, g.gv, g.vec, g.k_channels);
+                schedule_grouped_column_copy(g.xs, g.xg, g.gv, g.vec, g.c_channels);
+            } else {
+                schedule_column_copy(g.dyt, g.vec, layout);
+                schedule_column_copy(g.xs, g.vec, layout);
+            }
         }
     }
 

@@ -373,6 +373,12 @@ inline int data_block_columns(const BwdDataMmaGpuParams &p) { return frag::shape
       1, 2, 4)                                                                                               \
     X(warps_n, 1, Compile, "wn", "stage > 0: warps per block along c (as warps_m)", 1, 2, 4)                 \
     CONVBWD_FRAG_UNROLL_KNOB(X)                                                                              \
+    X(copy_groups, 0, Compile, "g",                                                                          \
+      "1 = stage 0, vec 4, NHWC: the copies of dy and x (columns innermost) read 8-channel groups of the "   \
+      "tensors in place as 16-byte vectors, 4 columns a thread, and write each channel's 4 columns as one "  \
+      "vector, a warp 8 column vectors x 4 channel groups (whole 32-byte sectors both ways; c and k "        \
+      "multiples of 8)",                                                                                     \
+      0, 1)                                                                                                  \
     X(flat, 1, Launch, "",                                                                                   \
       "1 = a pointwise stride-1 problem with dense planes presented as one row of H*W pixels (else a row "  \
       "is W pixels: a fragment's k-block of pixels stays within a row)",                                     \
@@ -491,10 +497,10 @@ inline int BwdWeightDwHostParams::column_vector() const { return dy_in_place ? s
 inline bool BwdWeightDwHostParams::along_channels(Layout l) const { return l == Layout::NHWC || channel_vectors; }
 inline int BwdDataMmaGpuParams::channel_vector() const { return 1; }
 inline int BwdDataMmaGpuParams::column_vector() const { return 1; }
-inline int BwdWeightMmaGpuParams::channel_vector() const { return stage > 0 ? kStagedChannelGroup : 1; }
+inline int BwdWeightMmaGpuParams::channel_vector() const { return stage > 0 || copy_groups ? kStagedChannelGroup : 1; }
 inline int BwdWeightMmaGpuParams::column_vector() const { return 1; }
 // The vector a backward-weight fragment kernel loads x's and dy's channels with in place (its staged
-// chunks, NHWC): C, K, the bases and the N, H, W strides multiples of it. NCHW's chunks load along the
+// chunks, or its per-call copies with copy_groups; NHWC): C, K, the bases and the N, H, W strides multiples of it. NCHW's chunks load along the
 // pixels, an element a thread (1: no condition on the strides; channel_vector() still asks C and K in
 // groups of it).
 inline int weight_mma_input_vector(const BwdWeightMmaGpuParams &p, Layout l) {
@@ -1106,6 +1112,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             if (!(e = need(bytes <= 48 * 1024, "stage > 0: block accumulators + chunk <= 48 KiB of shared memory (" +
                                                    std::to_string(bytes) + " bytes)")).empty()) return e;
         }
+        if (f.dir == Direction::BwdWeight && vals.get("copy_groups"))
+            if (!(e = need(vals.get("stage") == 0 && vals.get("vec") == 4 && c.layout == Layout::NHWC,
+                           "copy_groups = 1 needs stage = 0, vec = 4 and layout nhwc (it reads the NHWC tensors' channel "
+                           "groups for the per-call copies)")).empty()) return e;
         if (vals.get("unroll") > 1) {
             if (!(e = need(vals.get("stage") == 0, "unroll > 1 needs stage = 0 (the staged chunk's k-blocks are unrolled already)")).empty()) return e;
             if (!(e = need(vals.get("vec") == 4, "unroll > 1 needs vec = 4 (only the vector lanes' loop is split by it)")).empty()) return e;
