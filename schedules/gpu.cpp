@@ -666,7 +666,8 @@ void schedule_column_copy(Func f, int vec, Layout layout) {
 // and writes each channel's columns as one vector; a warp is 8 column vectors x 4 groups, so its
 // loads read 4 whole groups (64 contiguous bytes) of a pixel and its stores 8 vectors (64 contiguous
 // bytes) of a channel's row: whole 32-byte sectors both ways, where schedule_column_copy's thread
-// per channel stores 8 bytes into a sector of each row. 8 x 8 threads a block, one flat grid.
+// per channel stores 8 bytes into a sector of each row. 8 x 8 threads a block; one flat grid, but
+// for xs's tap column on the grid's y (below).
 void schedule_grouped_column_copy(Func f, Func grouped, Var gv, int vec, Expr channels) {
     const int G = kStagedChannelGroup;
     const std::vector<Var> v = f.args(), w = grouped.args();
