@@ -5,6 +5,7 @@
 
 #include "conformance.h"
 #ifdef CONVBWD_HAVE_OPENCL
+#include "runtime/src/internal.h"
 #include "runtime/src/opencl_fragments.h"
 #endif
 
@@ -324,16 +325,13 @@ TEST_CASE("matrix fragments: kernels over fragment, k-block, split and channel t
         const bool any_filter = std::string(d.filter_class) == "any";
         struct Shape { int N, C, H, W, K; };
         int tested = 0;
-        // NHWC vec=4 backward-data loads dy's channel groups in place (k a multiple of 4; its staged
-        // chunks, stage > 0, of 8); NCHW's reads a copy zero past k (any k: 19, 3 and 65 below).
-        // Backward-weight's staged chunks (both layouts) and its grouped per-call copies (copy_groups)
-        // take c and k in groups of 8.
-        const bool staged = std::strstr(d.schedule, " stage=") && !std::strstr(d.schedule, " stage=0");
-        const bool weight_groups = dir == Direction::BwdWeight && (staged || std::strstr(d.schedule, " copy_groups=1"));
-        const int kv = dir == Direction::BwdData && std::strstr(d.schedule, " vec=4") && d.layout == CONVBWD_NHWC
-                           ? (staged ? 8 : 4)
-                           : weight_groups ? 8 : 1;
-        const int cv = weight_groups ? 8 : 1;
+        // The channel multiples the kernel asks (the registry's traits, as the dispatcher checks them):
+        // c of its channel vector (backward-weight's staged chunks and grouped copies: 8), k of that or
+        // of the vector it loads dy's channels with in place (NHWC vec=4 backward-data: 4, staged 8;
+        // NCHW's reads a copy zero past k: any k, 19, 3 and 65 below).
+        const KernelInfo *info = find_kernel(d.name);
+        if (!info) FAIL("no registry entry for ", d.name);
+        const int cv = channel_vector(*info), kv = std::max(cv, input_channel_vector(*info));
         for (Shape sh : {Shape{1, 32, 4, 8, 8}, Shape{2, 70, 5, 13, 19}, Shape{1, 129, 3, 45, 40}, Shape{3, 8, 1, 1, 3},
                          Shape{5, 33, 17, 19, 65}}) {
             ConvProblem p = problem_of_class(d, sh.N, (sh.C + cv - 1) / cv * cv, sh.H, sh.W, (sh.K + kv - 1) / kv * kv, 1);
