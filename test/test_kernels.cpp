@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "conformance.h"
+#include "runtime/src/internal.h"  // find_kernel and the channel vectors the dispatcher checks
 #ifdef CONVBWD_HAVE_OPENCL
-#include "runtime/src/internal.h"
 #include "runtime/src/opencl_fragments.h"
 #endif
 
