@@ -564,28 +564,38 @@ namespace {
 // threads; acc (the same dims) per lane in registers, computed inside the lane at the innermost of
 // `in_lane` (loops of res inside the lane, innermost first) or at the lane, its update's reduction
 // loops `reduction` (innermost first) inside that. `outer`: res's other dims, innermost first.
-// Every element, fragment and lane call is unrolled.
+// Every element, fragment and lane call is unrolled. wm x wn > 1: the block is
+// wm x wn warps along mt and ct, each with its tm x tn fragments (acc in its registers), a thread
+// lane l of warp (mw, cw), the lanes innermost (a warp is 32 consecutive threads).
 void schedule_fragment_block(Func res, Func acc, const frag::Shape &fs, int tm, int tn, LoopLevel at,
                              const std::vector<VarOrRVar> &in_lane, const std::vector<VarOrRVar> &outer,
-                             const std::vector<VarOrRVar> &reduction) {
+                             const std::vector<VarOrRVar> &reduction, int wm = 1, int wn = 1) {
     const std::vector<Var> d = res.args();
     const Var i = d[0], l = d[1], mt = d[2], ct = d[3];
+    res.bound(i, 0, fs.elems).bound(l, 0, fs.lanes);
+    res.compute_at(at).store_in(MemoryType::GPUShared).bound_extent(mt, tm * wm).bound_extent(ct, tn * wn);
+    VarOrRVar thread = l;
+    std::vector<VarOrRVar> order;
+    if (wm * wn > 1) {
+        Var mw("mw"), mi("mi"), cw("cw"), cx("cx"), th("th"), wth("wth");
+        res.split(mt, mw, mi, tm).split(ct, cw, cx, tn);
+        order = {i, mi, cx};
+        order.insert(order.end(), in_lane.begin(), in_lane.end());
+        order.insert(order.end(), {l, mw, cw});
+        order.insert(order.end(), outer.begin(), outer.end());
+        res.reorder(order).fuse(l, mw, th).fuse(th, cw, wth).gpu_threads(wth).unroll(i).unroll(mi).unroll(cx);
+        thread = wth;
+    } else {
+        order = {i, mt, ct};
+        order.insert(order.end(), in_lane.begin(), in_lane.end());
+        order.push_back(l);
+        order.insert(order.end(), outer.begin(), outer.end());
+        res.reorder(order).gpu_threads(l).unroll(i).unroll(mt).unroll(ct);
+    }
     std::vector<VarOrRVar> lane_and_out = in_lane;
     lane_and_out.push_back(l);
     lane_and_out.insert(lane_and_out.end(), outer.begin(), outer.end());
-    std::vector<VarOrRVar> order = {i, mt, ct};
-    order.insert(order.end(), lane_and_out.begin(), lane_and_out.end());
-    res.bound(i, 0, fs.elems).bound(l, 0, fs.lanes);
-    res.compute_at(at)
-        .store_in(MemoryType::GPUShared)
-        .bound_extent(mt, tm)
-        .bound_extent(ct, tn)
-        .reorder(order)
-        .gpu_threads(l)
-        .unroll(i)
-        .unroll(mt)
-        .unroll(ct);
-    acc.compute_at(LoopLevel(res, in_lane.empty() ? VarOrRVar(l) : in_lane.back())).store_in(MemoryType::Register);
+    acc.compute_at(LoopLevel(res, in_lane.empty() ? thread : in_lane.back())).store_in(MemoryType::Register);
     acc.unroll(i).unroll(mt).unroll(ct);
     std::vector<VarOrRVar> upd = {mt, ct};  // the update stores every element i at once (frag::mma)
     upd.insert(upd.end(), reduction.begin(), reduction.end());
@@ -1131,8 +1141,10 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p,
     Var xo("xo"), xi("xi"), co("co"), ci("ci"), yn("yn"), t("t"), to("to"), ti("ti");
     g.res.bound(g.ph, 0, g.sx);
     // Phases inside the lane's loop: acc (per phase) stays in the lane's registers.
+    // (warps_m x warps_n > 1: a block of warps, each loading its own operands; those along the
+    // pixels read the same w, those along the channels the same dy, at the same k-blocks: through L1.)
     schedule_fragment_block(g.res, g.acc, fs, tm, tn, LoopLevel(g.out, co), {g.ph}, {g.y, g.n},
-                            {g.kb.x, g.kb.y, g.kb.z});
+                            {g.kb.x, g.kb.y, g.kb.z}, p.warps_m, p.warps_n);
     if (g.vec > 1) {
         // The lane's channel groups of a k-block, loaded as vectors into registers before its calls;
         // w's copy (k innermost, rows padded to the vector) once per call, threads along k; NCHW,
@@ -1154,13 +1166,13 @@ void schedule_bwd_data_mma_gpu(BwdDataMmaGraph &g, const BwdDataMmaGpuParams &p,
     }
     for_each_branch(g.out, Halide::Internal::const_true(), g.beta, [&](Stage s, bool) {
         s.split(g.x, xo, xi, data_block_columns(p) * g.sx, TailStrategy::GuardWithIf)
-            .split(g.c, co, ci, fs.N * tn, TailStrategy::GuardWithIf)
+            .split(g.c, co, ci, fs.N * data_block_frags_n(p), TailStrategy::GuardWithIf)
             .fuse(g.y, g.n, yn);
         if (layout == Layout::NCHW)
             s.reorder(xi, ci, co, xo, yn).fuse(xi, ci, t);
         else
             s.reorder(ci, xi, co, xo, yn).fuse(ci, xi, t);
-        s.split(t, to, ti, fs.lanes).gpu_blocks(co, xo, yn).gpu_threads(ti);
+        s.split(t, to, ti, fs.lanes * p.warps_m * p.warps_n).gpu_blocks(co, xo, yn).gpu_threads(ti);
     });
 }
 
@@ -1173,7 +1185,8 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
     const frag::Shape fs = frag::shape(p.frag);
     const int tm = p.tile_m, tn = p.tile_n;
     Var co("co"), ci("ci"), ko("ko"), ki("ki"), t("t"), to("to"), ti("ti"), tile("tile"), tap("tap");
-    // A block: warps_m x warps_n warps (stage > 0; else one) of tile_m x tile_n fragments each.
+    // A block: warps_m x warps_n warps of tile_m x tile_n fragments each (stage 0: each warp loads
+    // its own operands, its neighbours' at the same k-blocks, so that they meet in L1).
     const int wm = p.warps_m, wn = p.warps_n, threads = fs.lanes * wm * wn;
     g.ws.split(g.cg, co, ci, fs.N * weight_block_frags_n(p), TailStrategy::GuardWithIf)
         .split(g.k, ko, ki, fs.M * weight_block_frags_m(p), TailStrategy::GuardWithIf)
@@ -1243,7 +1256,7 @@ void schedule_bwd_weight_mma_gpu(BwdWeightMmaGraph &g, const BwdWeightMmaGpuPara
             f.gpu_threads(jl).unroll(jo).unroll(v[3]);
         }
     } else {
-        schedule_fragment_block(g.res, g.partial, fs, tm, tn, LoopLevel(g.ws, tile), {}, {g.s, g.r, g.sp}, {g.kb.x});
+        schedule_fragment_block(g.res, g.partial, fs, tm, tn, LoopLevel(g.ws, tile), {}, {g.s, g.r, g.sp}, {g.kb.x}, wm, wn);
     }
     if (g.vec > 1) {
         // The lane's pixel groups of a k-block, loaded as vectors into registers before its calls

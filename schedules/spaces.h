@@ -368,10 +368,11 @@ inline int data_block_columns(const BwdDataMmaGpuParams &p) { return frag::shape
       "copies per call)",                                                                                    \
       0, 1, 2, 4, 8)                                                                                         \
     X(warps_m, 1, Compile, "wm",                                                                             \
-      "stage > 0: warps per block along k, each with its tile_m x tile_n fragments (a warp sums a chunk in " \
-      "registers and adds it into the block's accumulators in shared memory)",                              \
+      "warps per block along k, each with its tile_m x tile_n fragments (stage > 0: a warp sums a chunk in " \
+      "registers and adds it into the block's accumulators in shared memory; stage 0, vec 4, cuda: each "   \
+      "warp loads its operands from the copies, its neighbours' k-blocks at the same time, through L1)",   \
       1, 2, 4)                                                                                               \
-    X(warps_n, 1, Compile, "wn", "stage > 0: warps per block along c (as warps_m)", 1, 2, 4)                 \
+    X(warps_n, 1, Compile, "wn", "warps per block along c (as warps_m)", 1, 2, 4)                             \
     CONVBWD_FRAG_UNROLL_KNOB(X)                                                                              \
     X(copy_groups, 0, Compile, "g",                                                                          \
       "1 = stage 0, vec 4, NHWC: the copies of dy and x (columns innermost) read 8-channel groups of the "   \
@@ -1122,8 +1123,26 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         }
         if (f.dir == Direction::BwdData && vals.get("ahead"))
             if (!(e = need(vals.get("stage") > 0, "ahead = 1 needs stage > 0 (it copies staged chunks ahead)")).empty()) return e;
-        if (vals.get("warps_m") * vals.get("warps_n") > 1)
-            if (!(e = need(vals.get("stage") > 0, "warps_m, warps_n > 1 need stage > 0 (the warps share the staged chunk)")).empty()) return e;
+        if (vals.get("warps_m") * vals.get("warps_n") > 1 && vals.get("stage") == 0) {
+            // Stage 0: the block's warps load their operands themselves, the same k-blocks at once,
+            // so that a warp's neighbours find them in L1; the block's fragments (f32) in shared
+            // memory within 48 KiB.
+            if (!(e = need(vals.get("vec") == 4 && c.device == Device::Cuda,
+                           "warps_m, warps_n > 1 with stage = 0 need vec = 4 and cuda (not yet checked on OpenCL)")).empty())
+                return e;
+            const frag::Shape fs = frag::shape(p.frag);
+            int bm, bn;
+            if (f.dir == Direction::BwdData) {
+                const auto d = to_params<BwdDataMmaGpuParams>(vals);
+                bm = fs.M * data_block_frags_m(d), bn = fs.N * data_block_frags_n(d);
+            } else {
+                const auto w = to_params<BwdWeightMmaGpuParams>(vals);
+                bm = fs.M * weight_block_frags_m(w), bn = fs.N * weight_block_frags_n(w);
+            }
+            const int bytes = bm * bn * 4;
+            if (!(e = need(bytes <= 48 * 1024, "warps_m x warps_n warps' fragments <= 48 KiB of shared memory (" +
+                                                   std::to_string(bytes) + " bytes)")).empty()) return e;
+        }
     } else if (f.knobs == &BwdDataStagedGpuParams::knobs) {
         const auto p = to_params<BwdDataStagedGpuParams>(vals);
         if (!(e = need(c.stride != StrideClass::Any && c.dtype == DType::F32, "staged backward-data: stride s1 or s2, dtype f32")).empty()) return e;

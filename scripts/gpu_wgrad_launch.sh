@@ -9,9 +9,13 @@
 #   copies   the twin against the kernel on every layer of VGG-16, U-Net and ResNet-50, bf16 and f16
 #            (gpu_mma_warps.sh: cuDNN in the same process; own time = the kernel's time / the twin's)
 #   splits   the kernel with split_blocks = 2112, 4224, 8448 against its default 1056 (own time)
+#   warps    blocks of warps at stage 0 (warps_m, warps_n: each warp loads its own operands, its
+#            neighbours the same k-blocks at once) against the one-warp copy_groups kernel (own time
+#            = the one-warp kernel's time / the candidate's), every layer of the suites
 # Prints the per-launch table, then per suite the own times last; everything in $OUT.
 #   DTYPES (bf16 f16)   LAYOUT (nhwc)   PARTS (check profile copies)   SUITES (vgg16 unet resnet50)
-#   PROFILE_KERNELS (the f16 kernel and its twin)
+#   PROFILE_KERNELS (the f16 kernel and its twin)   PROFILE_DTYPE (f16)   CHECK_CASES (the copy_groups
+#   kernels' cases)   WARPS (the warps part's tags after mmaf1: m2n8v4wm2u2g ...)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=${OUT:-/tmp/convbwd-gpu}
@@ -21,21 +25,27 @@ kern() { echo "bwdw_$1_${lay}_any_any_cuda_mmaf1m2n8v4u2"; }
 parts=" ${PARTS:-check profile copies} "
 if [[ $parts == *" check "* ]]; then
   (OUT=$root source scripts/gpu_env.sh
-   conformance "*bwdw_*16_${lay}_any_any_cuda_mmaf1m2n8v4u2g*" 400
-   echo "memcheck: $(memcheck "*$(kern f16)g*" 300)") > "$root/check.log" 2>&1
+   conformance "${CHECK_CASES:-*bwdw_*16_${lay}_any_any_cuda_mmaf1m2n8v4u2g*}" 400
+   echo "memcheck: $(memcheck "${MEMCHECK_CASES:-*$(kern f16)g*}" 300)") > "$root/check.log" 2>&1
 fi
 if [[ $parts == *" profile "* ]]; then
   layers=$root/layers.txt
   { grep -m1 -- "-c 64 -H 224" shapes/vgg16.txt; grep -m1 -- "-c 256 -H 56 -W 56 -k 256" shapes/vgg16.txt
     grep -m1 -- "-c 512 -H 28" shapes/vgg16.txt; grep -m1 -- "-c 64 -H 256 -W 256 -k 64" shapes/unet.txt; } |
       cut -d'#' -f1 > "$layers"
-  OUT=$root/profile LAYERS=$layers WKERNELS="${PROFILE_KERNELS:-$(kern f16) $(kern f16)g}" DTYPE=f16 bash scripts/gpu_mma_profile.sh > "$root/profile.log" 2>&1
+  OUT=$root/profile LAYERS=$layers WKERNELS="${PROFILE_KERNELS:-$(kern f16) $(kern f16)g}" DTYPE=${PROFILE_DTYPE:-f16} bash scripts/gpu_mma_profile.sh > "$root/profile.log" 2>&1
 fi
 for dt in ${DTYPES:-bf16 f16}; do
   k=$(kern "$dt")
   if [[ $parts == *" copies "* ]]; then
     OUT=$root/copies-$dt CHECK=0 AB=0 FDIRS=4 SUITES="${SUITES:-vgg16 unet resnet50}" DTYPE=$dt WKERNELS="$k ${k}g" \
         bash scripts/gpu_mma_warps.sh > "$root/copies-$dt.log" 2>&1
+  fi
+  if [[ $parts == *" warps "* ]]; then
+    ks=${k}g; for t in ${WARPS:-m2n8v4wm2u2g m2n8v4wm2wn2u2g}; do
+      ks="$ks bwdw_${dt}_${lay}_any_any_cuda_mmaf1$t"; done
+    OUT=$root/warps-$dt CHECK=0 AB=0 FDIRS=4 SUITES="${SUITES:-vgg16 unet resnet50}" DTYPE=$dt WKERNELS="$ks" \
+        bash scripts/gpu_mma_warps.sh > "$root/warps-$dt.log" 2>&1
   fi
   if [[ $parts == *" splits "* ]]; then
     ks=$k; for b in 2112 4224 8448; do ks="$ks $k:split_blocks=$b"; done
@@ -45,7 +55,7 @@ for dt in ${DTYPES:-bf16 f16}; do
 done
 [ -f "$root/check.log" ] && echo "== check" && grep -E "rc=|test cases|assertions|memcheck" "$root/check.log"
 [ -f "$root/profile.log" ] && echo "== per launch (ncu)" && grep -vE "^SASS|^ *$" "$root/profile.log" | cut -c1-180
-for f in "$root"/copies-*.log "$root"/splits-*.log; do [ -f "$f" ] && echo "== $(basename "$f" .log)" && cat "$f"; done
+for f in "$root"/copies-*.log "$root"/warps-*.log "$root"/splits-*.log; do [ -f "$f" ] && echo "== $(basename "$f" .log)" && cat "$f"; done
 # One archive back (the device tool returns a limited number of files): the logs stay beside it.
 (cd "$root" && tar czf /tmp/wgrad_launch.tgz . && find . -mindepth 1 -maxdepth 1 ! -name '*.log' -exec rm -rf {} + &&
    mv /tmp/wgrad_launch.tgz wgrad_launch.tgz)
