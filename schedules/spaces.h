@@ -298,6 +298,11 @@ inline int staged_dy_row_words(const BwdDataStagedGpuParams &p) { return data_bl
       "layout emulated in local memory",                                                                     \
       0, 1)
 
+// The most waves a matrix-fragment block has on OpenCL and AMDGPU (warps_m x warps_n at stage 0):
+// the emulated fragments' local scratch holds one wave's operands for each
+// (runtime/src/opencl_fragments.cpp).
+constexpr int kMaxOpenclFragmentWaves = 4;
+
 // The one-warp fragment kernels' k-block loop, one knob of both matrix-fragment families.
 #define CONVBWD_FRAG_UNROLL_KNOB(X)                                                                          \
     X(unroll, 1, Compile, "u",                                                                               \
@@ -369,8 +374,8 @@ inline int data_block_columns(const BwdDataMmaGpuParams &p) { return frag::shape
       0, 1, 2, 4, 8)                                                                                         \
     X(warps_m, 1, Compile, "wm",                                                                             \
       "warps per block along k, each with its tile_m x tile_n fragments (stage > 0: a warp sums a chunk in " \
-      "registers and adds it into the block's accumulators in shared memory; stage 0, vec 4, cuda: each "   \
-      "warp loads its operands from the copies, its neighbours' k-blocks at the same time, through L1)",   \
+      "registers and adds it into the block's accumulators in shared memory; stage 0, vec 4: each warp "   \
+      "loads its operands from the copies, its neighbours' k-blocks at the same time, through L1)",        \
       1, 2, 4)                                                                                               \
     X(warps_n, 1, Compile, "wn", "warps per block along c (as warps_m)", 1, 2, 4)                             \
     CONVBWD_FRAG_UNROLL_KNOB(X)                                                                              \
@@ -1127,8 +1132,10 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             // Stage 0: the block's warps load their operands themselves, the same k-blocks at once,
             // so that a warp's neighbours find them in L1; the block's fragments (f32) in shared
             // memory within 48 KiB.
-            if (!(e = need(vals.get("vec") == 4 && c.device == Device::Cuda,
-                           "warps_m, warps_n > 1 with stage = 0 need vec = 4 and cuda (not yet checked on OpenCL)")).empty())
+            if (!(e = need(vals.get("vec") == 4, "warps_m, warps_n > 1 with stage = 0 need vec = 4")).empty()) return e;
+            if (!(e = need(c.device == Device::Cuda || vals.get("warps_m") * vals.get("warps_n") <= kMaxOpenclFragmentWaves,
+                           "warps_m x warps_n <= " + std::to_string(kMaxOpenclFragmentWaves) +
+                               " on opencl and amdgpu (the emulated fragments' scratch)")).empty())
                 return e;
             const frag::Shape fs = frag::shape(p.frag);
             int bm, bn;

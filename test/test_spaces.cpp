@@ -175,12 +175,12 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
          "m.txt:1: knobs: not valid: stage > 0 is for cuda"},
         {"conv_bwd_weight_mma_gpu bf16 nhwc any k1 cuda candidate 10 frag=1 tile_m=4 tile_n=8 vec=4 stage=4 warps_m=2 warps_n=2\n",
          "m.txt:1: knobs: not valid: stage > 0: block accumulators + chunk <= 48 KiB of shared memory (98304 bytes)"},
-        // Blocks of warps at stage 0 (each warp loading its own operands): vec 4, cuda, the block's
-        // fragments within 48 KiB of shared memory.
+        // Blocks of warps at stage 0 (each warp loading its own operands): vec 4, at most 4 waves on
+        // OpenCL and AMDGPU, the block's fragments within 48 KiB of shared memory.
         {"conv_bwd_weight_mma_gpu bf16 nhwc any k1 cuda candidate 10 frag=1 warps_m=2\n",
-         "m.txt:1: knobs: not valid: warps_m, warps_n > 1 with stage = 0 need vec = 4 and cuda"},
-        {"conv_bwd_weight_mma_gpu bf16 nhwc any any opencl candidate 10 frag=1 vec=4 warps_m=2\n",
-         "m.txt:1: knobs: not valid: warps_m, warps_n > 1 with stage = 0 need vec = 4 and cuda"},
+         "m.txt:1: knobs: not valid: warps_m, warps_n > 1 with stage = 0 need vec = 4"},
+        {"conv_bwd_weight_mma_gpu bf16 nhwc any any opencl candidate 10 frag=1 vec=4 warps_m=4 warps_n=2\n",
+         "m.txt:1: knobs: not valid: warps_m x warps_n <= 4 on opencl and amdgpu"},
         {"conv_bwd_weight_mma_gpu bf16 nhwc any any cuda candidate 10 frag=1 tile_m=4 tile_n=8 vec=4 warps_m=2 warps_n=2\n",
          "m.txt:1: knobs: not valid: warps_m x warps_n warps' fragments <= 48 KiB of shared memory (65536 bytes)"},
         // Staged fragment backward-data: NHWC at stride 1 only.
@@ -189,7 +189,7 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
         {"conv_bwd_data_mma_gpu bf16 nchw s1 k3 cuda candidate 10 frag=1 vec=4 stage=2\n",
          "m.txt:1: knobs: not valid: backward-data stage > 0: NHWC, stride class s1"},
         {"conv_bwd_data_mma_gpu bf16 nhwc s1 k3 cuda candidate 10 frag=1 vec=1 warps_n=2\n",
-         "m.txt:1: knobs: not valid: warps_m, warps_n > 1 with stage = 0 need vec = 4 and cuda"},
+         "m.txt:1: knobs: not valid: warps_m, warps_n > 1 with stage = 0 need vec = 4"},
         // Unrolled k-blocks: the one-warp kernels' loop (the staged chunks' k-blocks are unrolled already).
         {"conv_bwd_data_mma_gpu bf16 nhwc s1 k3 cuda candidate 10 frag=1 vec=4 stage=2 warps_m=2 unroll=2\n",
          "m.txt:1: knobs: not valid: unroll > 1 needs stage = 0"},

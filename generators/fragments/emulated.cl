@@ -2,8 +2,10 @@
 // computed through work-group local memory and barriers, so the AMD and NVIDIA mappings and the
 // kernels around them run and are verified on PoCL (CI) and any other OpenCL. Prepended at load
 // time by runtime/src/opencl_fragments.cpp, which also declares the local scratch
-// `convbwd_frag_lds` (512 floats) at the top of every kernel of the source. Needs a work-group of
-// exactly the wave's lanes along dim 0, every lane making every call. A native prelude in front
+// `convbwd_frag_lds` (512 floats a wave, CONVBWD_FRAG_WAVES waves) at the top of every kernel of
+// the source. Needs a work-group of whole waves along dim 0 (lane = local id % the wave's lanes;
+// each wave its own 512 floats), every lane of the work-group making every call (the barriers are
+// the work-group's). A native prelude in front
 // (nvidia.cl) defines CONVBWD_NATIVE_MMA16X8X16 and takes that layout.
 // CONVBWD_FRAG_GROUPED (defined in front by the runtime where the source's calls pass its check,
 // runtime/src/opencl_fragments.h): each k-block's calls come one after another in element order
@@ -43,7 +45,8 @@ static inline float convbwd_frag_pick16(int i, float c0, float c1, float c2, flo
 // (Not static: PoCL 3.1 gave wrong backward-weight results with these two functions static inline.)
 float convbwd_frag_emulated_32x32x8(__local float *lds, float a0, float a1, float a2, float a3, float b0, float b1,
                                     float b2, float b3, float c, int i) {
-    const int l = get_local_id(0), h = l / 32, m = l % 32;
+    const int l = get_local_id(0) % 64, h = l / 32, m = l % 32;
+    lds += (get_local_id(0) / 64) * 512;  // the wave's own scratch
     CONVBWD_FRAG_EXCHANGE(i) {
         barrier(CLK_LOCAL_MEM_FENCE);  // every lane is done reading the previous call's operands
         lds[m * 8 + 4 * h + 0] = a0;    // A[m][4h + j], row-major 32 x 8
@@ -66,7 +69,8 @@ float convbwd_frag_emulated_32x32x8(__local float *lds, float a0, float a1, floa
 // t = l % 4.
 float convbwd_frag_emulated_16x8x16(__local float *lds, float a0, float a1, float a2, float a3, float a4, float a5,
                                     float a6, float a7, float b0, float b1, float b2, float b3, float c, int i) {
-    const int l = get_local_id(0), g = l / 4, t = l % 4;
+    const int l = get_local_id(0) % 32, g = l / 4, t = l % 4;
+    lds += (get_local_id(0) / 32) * 512;  // the wave's own scratch
     const float a[8] = {a0, a1, a2, a3, a4, a5, a6, a7}, b[4] = {b0, b1, b2, b3};
     CONVBWD_FRAG_EXCHANGE(i) {
         barrier(CLK_LOCAL_MEM_FENCE);

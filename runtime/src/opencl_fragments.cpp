@@ -122,8 +122,10 @@ bool fragment_calls_grouped(const std::string &src, std::string *why) {
 
 namespace {
 
-// The scratch the prelude's convbwd_frag_emulated works in: A (32 x 8) and B (8 x 32) floats.
-constexpr const char *kScratch = "\n  __local float convbwd_frag_lds[512];\n";
+// The scratch the prelude's convbwd_frag_emulated works in: A (32 x 8) and B (8 x 32) floats a wave,
+// for the most waves a fragment block has on OpenCL (kMaxOpenclFragmentWaves, schedules/spaces.h).
+const std::string kScratch =
+    "\n  __local float convbwd_frag_lds[" + std::to_string(512 * kMaxOpenclFragmentWaves) + "];\n";
 
 // The lock over the rewritten sources, and their counts.
 std::mutex &sources_mutex() {
