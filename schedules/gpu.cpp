@@ -574,24 +574,21 @@ void schedule_fragment_block(Func res, Func acc, const frag::Shape &fs, int tm, 
     const Var i = d[0], l = d[1], mt = d[2], ct = d[3];
     res.bound(i, 0, fs.elems).bound(l, 0, fs.lanes);
     res.compute_at(at).store_in(MemoryType::GPUShared).bound_extent(mt, tm * wm).bound_extent(ct, tn * wn);
-    VarOrRVar thread = l;
-    std::vector<VarOrRVar> order;
-    if (wm * wn > 1) {
-        Var mw("mw"), mi("mi"), cw("cw"), cx("cx"), th("th"), wth("wth");
-        res.split(mt, mw, mi, tm).split(ct, cw, cx, tn);
-        order = {i, mi, cx};
-        order.insert(order.end(), in_lane.begin(), in_lane.end());
-        order.insert(order.end(), {l, mw, cw});
-        order.insert(order.end(), outer.begin(), outer.end());
-        res.reorder(order).fuse(l, mw, th).fuse(th, cw, wth).gpu_threads(wth).unroll(i).unroll(mi).unroll(cx);
-        thread = wth;
-    } else {
-        order = {i, mt, ct};
-        order.insert(order.end(), in_lane.begin(), in_lane.end());
-        order.push_back(l);
-        order.insert(order.end(), outer.begin(), outer.end());
-        res.reorder(order).gpu_threads(l).unroll(i).unroll(mt).unroll(ct);
-    }
+    // The block's order, innermost first: a thread's elements and fragments, the loops inside the
+    // lane, the lane (and the warp along mt and ct: wm x wn > 1), then the rest.
+    const bool warps = wm * wn > 1;
+    Var mw("mw"), mi("mi"), cw("cw"), cx("cx"), th("th"), wth("wth");
+    if (warps) res.split(mt, mw, mi, tm).split(ct, cw, cx, tn);
+    const VarOrRVar m_in = warps ? VarOrRVar(mi) : VarOrRVar(mt), c_in = warps ? VarOrRVar(cx) : VarOrRVar(ct);
+    std::vector<VarOrRVar> order = {i, m_in, c_in};
+    order.insert(order.end(), in_lane.begin(), in_lane.end());
+    order.push_back(l);
+    if (warps) order.insert(order.end(), {mw, cw});
+    order.insert(order.end(), outer.begin(), outer.end());
+    res.reorder(order);
+    if (warps) res.fuse(l, mw, th).fuse(th, cw, wth);
+    const VarOrRVar thread = warps ? VarOrRVar(wth) : VarOrRVar(l);
+    res.gpu_threads(thread).unroll(i).unroll(m_in).unroll(c_in);
     std::vector<VarOrRVar> lane_and_out = in_lane;
     lane_and_out.push_back(l);
     lane_and_out.insert(lane_and_out.end(), outer.begin(), outer.end());

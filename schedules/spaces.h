@@ -1093,8 +1093,20 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             return e;
         if (!(e = need(p.frag == 0 || p.tile_m * p.tile_n <= 32,
                        "frag=1: tile_m * tile_n <= 32 fragments (4 f32 accumulators each: 128 registers)")).empty()) return e;
+        // The block's tile (every warp's fragments, f32 in shared memory) and its staged chunks (two
+        // with ahead): the shared-memory checks below.
+        const bool data = f.dir == Direction::BwdData;
+        const frag::Shape fs = frag::shape(p.frag);
+        int bm, bn, chunks = 1;
+        if (data) {
+            const auto d = to_params<BwdDataMmaGpuParams>(vals);
+            bm = fs.M * data_block_frags_m(d), bn = fs.N * data_block_frags_n(d);
+            if (data_mma_copies_ahead(d)) chunks = 2;
+        } else {
+            const auto w = to_params<BwdWeightMmaGpuParams>(vals);
+            bm = fs.M * weight_block_frags_m(w), bn = fs.N * weight_block_frags_n(w);
+        }
         if (vals.get("stage") > 0) {
-            const bool data = f.dir == Direction::BwdData;
             if (!(e = need(vals.get("vec") == 4, std::string("stage > 0 needs vec=4 (a lane's ") + (data ? "channel" : "pixel") +
                                                      " groups read from the staged chunk as vectors)")).empty()) return e;
             if (!(e = need(c.device == Device::Cuda, "stage > 0 is for cuda (not yet checked on OpenCL)")).empty()) return e;
@@ -1104,16 +1116,6 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
             // Shared memory: the block's f32 accumulators and a chunk of both operands (fragment-K
             // pixels (backward-weight) or channels (backward-data) a k-block, 2 bytes each), within
             // the 48 KiB a launch gets without opting in.
-            const frag::Shape fs = frag::shape(p.frag);
-            int bm, bn, chunks = 1;  // (ahead: two chunks)
-            if (data) {
-                const auto d = to_params<BwdDataMmaGpuParams>(vals);
-                bm = fs.M * data_block_frags_m(d), bn = fs.N * data_block_frags_n(d);
-                if (data_mma_copies_ahead(d)) chunks = 2;
-            } else {
-                const auto w = to_params<BwdWeightMmaGpuParams>(vals);
-                bm = fs.M * weight_block_frags_m(w), bn = fs.N * weight_block_frags_n(w);
-            }
             const int bytes = bm * bn * 4 + chunks * vals.get("stage") * fs.K * (bm + bn) * 2;
             if (!(e = need(bytes <= 48 * 1024, "stage > 0: block accumulators + chunk <= 48 KiB of shared memory (" +
                                                    std::to_string(bytes) + " bytes)")).empty()) return e;
@@ -1137,15 +1139,6 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
                            "warps_m x warps_n <= " + std::to_string(kMaxOpenclFragmentWaves) +
                                " on opencl and amdgpu (the emulated fragments' scratch)")).empty())
                 return e;
-            const frag::Shape fs = frag::shape(p.frag);
-            int bm, bn;
-            if (f.dir == Direction::BwdData) {
-                const auto d = to_params<BwdDataMmaGpuParams>(vals);
-                bm = fs.M * data_block_frags_m(d), bn = fs.N * data_block_frags_n(d);
-            } else {
-                const auto w = to_params<BwdWeightMmaGpuParams>(vals);
-                bm = fs.M * weight_block_frags_m(w), bn = fs.N * weight_block_frags_n(w);
-            }
             const int bytes = bm * bn * 4;
             if (!(e = need(bytes <= 48 * 1024, "warps_m x warps_n warps' fragments <= 48 KiB of shared memory (" +
                                                    std::to_string(bytes) + " bytes)")).empty()) return e;

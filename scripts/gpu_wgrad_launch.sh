@@ -35,22 +35,22 @@ if [[ $parts == *" profile "* ]]; then
       cut -d'#' -f1 > "$layers"
   OUT=$root/profile LAYERS=$layers WKERNELS="${PROFILE_KERNELS:-$(kern f16) $(kern f16)g}" DTYPE=${PROFILE_DTYPE:-f16} bash scripts/gpu_mma_profile.sh > "$root/profile.log" 2>&1
 fi
+# A part's kernels, each forced on every layer of the suites (gpu_mma_warps.sh; own time = the first
+# kernel's time / each one's): $root/$1-$dt.
+run_part() {
+  OUT=$root/$1-$dt CHECK=0 AB=0 FDIRS=4 SUITES="${SUITES:-vgg16 unet resnet50}" DTYPE=$dt WKERNELS="$2" \
+      bash scripts/gpu_mma_warps.sh > "$root/$1-$dt.log" 2>&1
+}
 for dt in ${DTYPES:-bf16 f16}; do
   k=$(kern "$dt")
-  if [[ $parts == *" copies "* ]]; then
-    OUT=$root/copies-$dt CHECK=0 AB=0 FDIRS=4 SUITES="${SUITES:-vgg16 unet resnet50}" DTYPE=$dt WKERNELS="$k ${k}g" \
-        bash scripts/gpu_mma_warps.sh > "$root/copies-$dt.log" 2>&1
-  fi
+  [[ $parts == *" copies "* ]] && run_part copies "$k ${k}g"
   if [[ $parts == *" warps "* ]]; then
-    ks=${k}g; for t in ${WARPS:-m2n8v4wm2u2g m2n8v4wm2wn2u2g}; do
-      ks="$ks bwdw_${dt}_${lay}_any_any_cuda_mmaf1$t"; done
-    OUT=$root/warps-$dt CHECK=0 AB=0 FDIRS=4 SUITES="${SUITES:-vgg16 unet resnet50}" DTYPE=$dt WKERNELS="$ks" \
-        bash scripts/gpu_mma_warps.sh > "$root/warps-$dt.log" 2>&1
+    ks=${k}g; for t in ${WARPS:-m2n8v4wm2u2g m2n8v4wm2wn2u2g}; do ks="$ks bwdw_${dt}_${lay}_any_any_cuda_mmaf1$t"; done
+    run_part warps "$ks"
   fi
   if [[ $parts == *" splits "* ]]; then
     ks=$k; for b in 2112 4224 8448; do ks="$ks $k:split_blocks=$b"; done
-    OUT=$root/splits-$dt CHECK=0 AB=0 FDIRS=4 SUITES="${SUITES:-vgg16 unet resnet50}" DTYPE=$dt WKERNELS="$ks" \
-        bash scripts/gpu_mma_warps.sh > "$root/splits-$dt.log" 2>&1
+    run_part splits "$ks"
   fi
 done
 [ -f "$root/check.log" ] && echo "== check" && grep -E "rc=|test cases|assertions|memcheck" "$root/check.log"

@@ -224,32 +224,25 @@ TEST_CASE("a malformed manifest is refused naming the file, line and field") {
         CAPTURE(e);
         CHECK(e.rfind(c.expect, 0) == 0);
     }
-    // A good record: its name derives from the knobs that differ from the defaults.
-    std::vector<ManifestRecord> out;
-    REQUIRE(parse_manifest("conv_bwd_weight_gpu f32 nchw s1 k3 cuda default 5 stage=1 fuse_taps=1 tile_s=3 unroll_q=7 vec=4 split_blocks=264\n",
-                           "m.txt", &out) == "");
-    REQUIRE(out.size() == 1);
-    CHECK(out[0].name == "bwdw_f32_nchw_s1_k3_cuda_c4k4fst3u7v4");
-    CHECK(out[0].knobs.get("split_blocks") == 264);
+    // A good record (one line), parsed: its name derives from the knobs that differ from the defaults.
+    auto one_record = [](const char *text) {
+        std::vector<ManifestRecord> out;
+        REQUIRE(parse_manifest(text, "m.txt", &out) == "");
+        REQUIRE(out.size() == 1);
+        return out[0];
+    };
+    const ManifestRecord r = one_record(
+        "conv_bwd_weight_gpu f32 nchw s1 k3 cuda default 5 stage=1 fuse_taps=1 tile_s=3 unroll_q=7 vec=4 split_blocks=264\n");
+    CHECK(r.name == "bwdw_f32_nchw_s1_k3_cuda_c4k4fst3u7v4");
+    CHECK(r.knobs.get("split_blocks") == 264);
     // The largest staged point under 48 KiB (64 x 64 accumulators, 8 k-blocks a chunk), named.
-    out.clear();
-    REQUIRE(parse_manifest("conv_bwd_weight_mma_gpu f16 nhwc any any cuda candidate 5 frag=1 tile_m=2 tile_n=4 vec=4 stage=8 "
-                           "warps_m=2 warps_n=2\n",
-                           "m.txt", &out) == "");
-    REQUIRE(out.size() == 1);
-    CHECK(out[0].name == "bwdw_f16_nhwc_any_any_cuda_mmaf1m2n4v4s8wm2wn2");
+    CHECK(one_record("conv_bwd_weight_mma_gpu f16 nhwc any any cuda candidate 5 frag=1 tile_m=2 tile_n=4 vec=4 stage=8 "
+                     "warps_m=2 warps_n=2\n").name == "bwdw_f16_nhwc_any_any_cuda_mmaf1m2n4v4s8wm2wn2");
     // A block of warps at stage 0 (each loading its own operands), named.
-    out.clear();
-    REQUIRE(parse_manifest("conv_bwd_weight_mma_gpu bf16 nhwc any any cuda candidate 5 frag=1 tile_m=2 tile_n=8 vec=4 "
-                           "warps_m=2 unroll=2 copy_groups=1\n",
-                           "m.txt", &out) == "");
-    REQUIRE(out.size() == 1);
-    CHECK(out[0].name == "bwdw_bf16_nhwc_any_any_cuda_mmaf1m2n8v4wm2u2g");
-    out.clear();
-    REQUIRE(parse_manifest("conv_bwd_weight_dw_host f32 nhwc s1 k3 host default 0 tile_c=1 vec=16 full_taps=1 x_in_place=1 tile_q=4\n",
-                           "m.txt", &out) == "");
-    REQUIRE(out.size() == 1);
-    CHECK(out[0].name == "bwdw_f32_nhwc_s1_k3_host_dwc1v16fiq4");
+    CHECK(one_record("conv_bwd_weight_mma_gpu bf16 nhwc any any cuda candidate 5 frag=1 tile_m=2 tile_n=8 vec=4 "
+                     "warps_m=2 unroll=2 copy_groups=1\n").name == "bwdw_bf16_nhwc_any_any_cuda_mmaf1m2n8v4wm2u2g");
+    CHECK(one_record("conv_bwd_weight_dw_host f32 nhwc s1 k3 host default 0 tile_c=1 vec=16 full_taps=1 x_in_place=1 "
+                     "tile_q=4\n").name == "bwdw_f32_nhwc_s1_k3_host_dwc1v16fiq4");
 }
 
 // Winograd F(m, r) by Cook-Toom (generators/winograd.h): the identity y = A^T [(G g) . (B^T d)] holds
