@@ -58,7 +58,21 @@ function(_conv_kernel)
     set(row_tail "\"${K_FAMILY}\", ${role}, \"${sched}\", \"${K_LAUNCH}\"")
     set(features user_context-c_plus_plus_name_mangling)
     if (K_ON STREQUAL "host")
-        list(TRANSFORM CONVBWD_HOST_TARGETS APPEND "-${features}" OUTPUT_VARIABLE target)
+        # A kernel of 16-lane f32 vectors (vec=16) is dispatched only where the host runs AVX-512
+        # (runtime/src/dispatch.cpp, host_f32_lanes); elsewhere it runs only when named. So it gets
+        # the AVX-512 variants and the baseline (which still runs it anywhere), not the AVX2 one:
+        # each variant costs about a third of the kernel's generation time, and these kernels take
+        # two thirds of the host kernels' build time.
+        set(host_targets ${CONVBWD_HOST_TARGETS})
+        if ("vec=16" IN_LIST K_SCHEDULE AND CONVBWD_HOST_TARGETS MATCHES "avx512")
+            set(host_targets "")
+            foreach (t IN LISTS CONVBWD_HOST_TARGETS)
+                if (t MATCHES "avx512" OR t STREQUAL CONVBWD_HOST_BASELINE)
+                    list(APPEND host_targets ${t})
+                endif ()
+            endforeach ()
+        endif ()
+        list(TRANSFORM host_targets APPEND "-${features}" OUTPUT_VARIABLE target)
         set(on Host)
     elseif (K_ON STREQUAL "cuda" AND K_FRAGMENTS)
         _conv_kernel_fragments(cuda)
