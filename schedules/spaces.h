@@ -398,6 +398,8 @@ CONVBWD_DEFINE_PARAMS(BwdWeightMmaGpuParams, CONVBWD_BWD_WEIGHT_MMA_GPU_KNOBS)
 // A backward-weight fragment block's tile: fragments along k (M) and c (N), every warp's.
 inline int weight_block_frags_m(const BwdWeightMmaGpuParams &p) { return p.tile_m * p.warps_m; }
 inline int weight_block_frags_n(const BwdWeightMmaGpuParams &p) { return p.tile_n * p.warps_n; }
+// The output channels (k) of dw a block holds: its fragments along k, each of the fragment's M rows.
+inline int weight_block_rows(const BwdWeightMmaGpuParams &p) { return frag::shape(p.frag).M * weight_block_frags_m(p); }
 
 // The launch knobs of the SIMT GPU backward-weight families' split over the N*P rows (register
 // tiles and staged: the same splits and workspace), one declaration for both tables.

@@ -33,15 +33,16 @@ convbwd_status select_named(const convbwd_kernel_desc &d, convbwd_direction dir,
 }
 // The cuda backward-data kernel chosen for p (its output derived; dtype and layout p's), or the
 // kernel named, as the dispatcher's walk takes it.
-std::string cuda_data_choice(const ConvProblem &p, const char *named) {
+std::string cuda_choice(const ConvProblem &p, convbwd_direction dir, const char *named) {
     convbwd_problem c = to_c(with_derived_output(p));
     convbwd_exec e{};
     e.target = CONVBWD_TARGET_CUDA;
     e.kernel = named;
     const char *got = nullptr;
-    REQUIRE(convbwd_select_kernel(&c, CONVBWD_BWD_DATA, to_c(p.dtype), to_c(p.layout), &e, &got) == CONVBWD_SUCCESS);
+    REQUIRE(convbwd_select_kernel(&c, dir, to_c(p.dtype), to_c(p.layout), &e, &got) == CONVBWD_SUCCESS);
     return got;
 }
+std::string cuda_data_choice(const ConvProblem &p, const char *named) { return cuda_choice(p, CONVBWD_BWD_DATA, named); }
 // A built kernel's params: its schedule string read in its family's space.
 template <class Params>
 Params kernel_params(const convbwd_kernel_desc &d) {
@@ -861,6 +862,47 @@ TEST_CASE("fragment backward-data defaults: planes of at most half a block's col
         checked++;
     }
     MESSAGE(checked, " layouts x dtypes x filter classes checked");
+}
+
+// Rule G3 (runtime/src/dispatch.cpp): where the any-filter fragment backward-weight defaults of a dtype
+// and layout hold a stage-0 block of more output channels (k) and then one of fewer, a layer whose k is
+// half the first block's rows goes to the later one, k = the rows stays, and named by the caller the first
+// kernel takes the half. Runs where those cuda kernels are built (selection needs no GPU).
+TEST_CASE("fragment backward-weight defaults: k of at most half a block's rows goes to blocks of fewer") {
+    int checked = 0;
+    for (convbwd_layout lay : {CONVBWD_NHWC, CONVBWD_NCHW})
+    for (convbwd_dtype dt : {CONVBWD_BF16, CONVBWD_F16}) {
+        std::string wide, narrow;
+        int rows = 0;
+        for (int i = 0; i < convbwd_kernel_count(); i++) {
+            convbwd_kernel_desc d;
+            REQUIRE(convbwd_kernel_info(i, &d) == CONVBWD_SUCCESS);
+            if (d.direction != CONVBWD_BWD_WEIGHT || d.target != CONVBWD_TARGET_CUDA || d.dtype != dt ||
+                d.layout != lay || std::string(d.family) != "conv_bwd_weight_mma_gpu" ||
+                std::string(d.stride_class) != "any" || std::string(d.filter_class) != "any" ||
+                std::string(d.role) != "default")
+                continue;
+            const BwdWeightMmaGpuParams g = kernel_params<BwdWeightMmaGpuParams>(d);
+            if (wide.empty() && g.stage == 0) wide = d.name, rows = weight_block_rows(g);
+            else if (!wide.empty() && narrow.empty() && weight_block_rows(g) < rows) narrow = d.name;
+        }
+        if (wide.empty() || narrow.empty()) continue;
+        // Inception's 1x7 (the class any), channels multiples of 8 (every default of the class takes them).
+        auto pick = [&](int K, const char *named) {
+            return cuda_choice(ConvProblem{.N = 2, .C = 64, .H = 12, .W = 12, .K = K, .R = 1, .S = 7, .G = 1,
+                                           .pad_left = 3, .pad_right = 3, .dtype = (DType)dt,
+                                           .layout = lay == CONVBWD_NCHW ? Layout::NCHW : Layout::NHWC},
+                               CONVBWD_BWD_WEIGHT, named);
+        };
+        CAPTURE(wide);
+        CAPTURE(narrow);
+        CAPTURE(rows);
+        CHECK(pick(rows / 2, nullptr) == narrow);
+        CHECK(pick(rows, nullptr) == wide);
+        CHECK(pick(rows / 2, wide.c_str()) == wide);
+        checked++;
+    }
+    MESSAGE(checked, " layouts x dtypes checked");
 }
 
 // Rule G2 (runtime/src/dispatch.cpp): a fragment backward-data default that copies dy first (NCHW,

@@ -378,12 +378,16 @@ static std::string host_default_misfit(const KernelInfo &k, const ConvProblem &p
 // FLOPs per element of dy do not hide) costs more than its vector loads save, and a default of the
 // class reading dy in place follows (H200, bf16, ResNet-50: c = 64 ran 0.63-0.76x its in-place twin,
 // c = 128 the same, c >= 256 1.07-1.65x; docs/PERFORMANCE.md, "NCHW backward-data: dy copied ...").
+// (G3) A matrix-fragment backward-weight default at stage 0 holds weight_block_rows() output channels a
+// block: where k fills at most half of them, a default of the same class with fewer rows later in the list takes the
+// problem (H200: Inception-v3's 32-channel 3x3 layer on the two-warp block of 64 rows ran 0.73x the
+// one-warp kernel of 32 NHWC, 0.84x NCHW, bf16 and f16; docs/PERFORMANCE.md, "blocks of warps at stage 0,
+// the second round").
 static constexpr int kCopyDyMinChannels = 128;
 static std::string gpu_default_misfit(const KernelInfo &k, const ConvProblem &p) {
-    if (k.device == Device::Host || k.dir != Direction::BwdData) return {};
+    if (k.device == Device::Host) return {};
     const KnobValues &kv = kernel_knobs(k);
     if (!calls_fragments(*kv.family)) return {};
-    auto params = [](const KnobValues &v) { return to_params<BwdDataMmaGpuParams>(v); };
     // The first default of k's kind and class after it in the list, of its family, that `better` holds for.
     auto later = [&](auto better) -> const KernelInfo * {
         bool after = false;
@@ -396,6 +400,16 @@ static std::string gpu_default_misfit(const KernelInfo &k, const ConvProblem &p)
         }
         return nullptr;
     };
+    if (k.dir == Direction::BwdWeight) {
+        auto rows = [](const KnobValues &v) { return weight_block_rows(to_params<BwdWeightMmaGpuParams>(v)); };
+        if (to_params<BwdWeightMmaGpuParams>(kv).stage > 0 || 2 * p.K > rows(kv)) return {};
+        if (const KernelInfo *o = later([&](const KnobValues &ov) { return rows(ov) < rows(kv); }))
+            return "k = " + std::to_string(p.K) + " fills at most half of the kernel's blocks of " +
+                   std::to_string(rows(kv)) + " output channels; " + o->name + " (" +
+                   std::to_string(rows(kernel_knobs(*o))) + ") follows";
+        return {};
+    }
+    auto params = [](const KnobValues &v) { return to_params<BwdDataMmaGpuParams>(v); };
     if (k.filter == FilterClass::K1 && p.C < kCopyDyMinChannels && data_mma_copies_dy(params(kv), k.layout)) {
         if (const KernelInfo *o = later([&](const KnobValues &ov) { return !data_mma_copies_dy(params(ov), k.layout); }))
             return "channels: c = " + std::to_string(p.C) + " under " + std::to_string(kCopyDyMinChannels) +

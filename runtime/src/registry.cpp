@@ -214,7 +214,7 @@ int64_t weight_max_splits(const Selection &s, const ConvProblem &p) {
         // The kernel runs at most as many splits as its k-blocks (mma_weight_kblocks): weight_splits.
         const BwdWeightMmaGpuParams g = params_of<BwdWeightMmaGpuParams>(s);
         const frag::Shape fs = frag::shape(g.frag);
-        const int64_t bm = fs.M * weight_block_frags_m(g), bn = fs.N * weight_block_frags_n(g);
+        const int64_t bm = weight_block_rows(g), bn = fs.N * weight_block_frags_n(g);
         const int64_t tiles = ((p.K + bm - 1) / bm) * ((Cg + bn - 1) / bn) * p.R * p.S * g.warps_m * g.warps_n;
         want = std::min<int64_t>(g.max_splits, (g.split_blocks + tiles - 1) / tiles);
         return std::max<int64_t>(1, std::min(want, by_workspace));
