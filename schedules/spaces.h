@@ -1102,11 +1102,11 @@ inline std::string valid(const KnobValues &vals, const KernelClass &c) {
         int bm, bn, chunks = 1;
         if (data) {
             const auto d = to_params<BwdDataMmaGpuParams>(vals);
-            bm = fs.M * data_block_frags_m(d), bn = fs.N * data_block_frags_n(d);
+            bm = data_block_columns(d), bn = fs.N * data_block_frags_n(d);
             if (data_mma_copies_ahead(d)) chunks = 2;
         } else {
             const auto w = to_params<BwdWeightMmaGpuParams>(vals);
-            bm = fs.M * weight_block_frags_m(w), bn = fs.N * weight_block_frags_n(w);
+            bm = weight_block_rows(w), bn = fs.N * weight_block_frags_n(w);
         }
         if (vals.get("stage") > 0) {
             if (!(e = need(vals.get("vec") == 4, std::string("stage > 0 needs vec=4 (a lane's ") + (data ? "channel" : "pixel") +

@@ -402,11 +402,11 @@ static std::string gpu_default_misfit(const KernelInfo &k, const ConvProblem &p)
     };
     if (k.dir == Direction::BwdWeight) {
         auto rows = [](const KnobValues &v) { return weight_block_rows(to_params<BwdWeightMmaGpuParams>(v)); };
-        if (to_params<BwdWeightMmaGpuParams>(kv).stage > 0 || 2 * p.K > rows(kv)) return {};
-        if (const KernelInfo *o = later([&](const KnobValues &ov) { return rows(ov) < rows(kv); }))
-            return "k = " + std::to_string(p.K) + " fills at most half of the kernel's blocks of " +
-                   std::to_string(rows(kv)) + " output channels; " + o->name + " (" +
-                   std::to_string(rows(kernel_knobs(*o))) + ") follows";
+        const int own = rows(kv);
+        if (kv.get("stage") > 0 || 2 * p.K > own) return {};
+        if (const KernelInfo *o = later([&](const KnobValues &ov) { return rows(ov) < own; }))
+            return "k = " + std::to_string(p.K) + " fills at most half of the kernel's blocks of " + std::to_string(own) +
+                   " output channels; " + o->name + " (" + std::to_string(rows(kernel_knobs(*o))) + ") follows";
         return {};
     }
     auto params = [](const KnobValues &v) { return to_params<BwdDataMmaGpuParams>(v); };
